@@ -1,0 +1,149 @@
+package main
+
+import (
+	"compress/gzip"
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hpcio/hpcio_exporter/collector"
+	"github.com/hpcio/hpcio_exporter/exposition"
+)
+
+// metricsHandler serves /metrics: the gathered families of the exporter's
+// own registry and of one scrape of the collectors, then the families the
+// collectors stream (per-job series), in the text or OpenMetrics format.
+type metricsHandler struct {
+	registry        *collector.Registry
+	exporterMetrics prometheus.Gatherer
+	inflight        chan struct{}
+	logger          *slog.Logger
+}
+
+func newMetricsHandler(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts serveOptions, logger *slog.Logger) http.Handler {
+	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: logger}
+	if opts.maxRequests > 0 {
+		h.inflight = make(chan struct{}, opts.maxRequests)
+	}
+	// promhttp_metric_handler_requests_total and _in_flight, as every
+	// exporter built on promhttp has them.
+	return promhttp.InstrumentMetricHandler(exporterMetrics, h)
+}
+
+// scrapeTimeout reads Prometheus' X-Prometheus-Scrape-Timeout-Seconds.
+func scrapeTimeout(r *http.Request) (time.Duration, bool) {
+	v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds")
+	if v == "" {
+		return 0, false
+	}
+	secs, err := strconv.ParseFloat(v, 64)
+	if err != nil || secs <= 0 {
+		return 0, false
+	}
+	return time.Duration(secs * float64(time.Second)), true
+}
+
+func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.inflight != nil {
+		select {
+		case h.inflight <- struct{}{}:
+			defer func() { <-h.inflight }()
+		default:
+			http.Error(w, "too many concurrent scrapes", http.StatusServiceUnavailable)
+			return
+		}
+	}
+
+	ctx := r.Context()
+	timeout, hasTimeout := scrapeTimeout(r)
+	if hasTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	scrape := h.registry.NewScrape(ctx)
+
+	perScrape := prometheus.NewRegistry()
+	perScrape.MustRegister(scrape)
+	families, err := prometheus.Gatherers{h.exporterMetrics, perScrape}.Gather()
+	if err != nil {
+		// As promhttp's ContinueOnError: serve what could be gathered.
+		h.logger.Error("error gathering metrics", "err", err)
+		if len(families) == 0 {
+			http.Error(w, "error gathering metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+	}
+
+	// Streamed families are written by hand in the text formats only; a
+	// client that asked for protobuf gets the text format, which every
+	// Prometheus accepts.
+	format := expfmt.NegotiateAccept(r.Header, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText)
+	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
+
+	header := w.Header()
+	header.Set("Content-Type", string(format))
+	var out io.Writer = w
+	if acceptsGzip(r) {
+		header.Set("Content-Encoding", "gzip")
+		gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
+		defer gz.Close()
+		out = gz
+	}
+	if err := writeResponse(out, format, openMetrics, families, scrape.Streams()); err != nil {
+		h.logger.Error("error writing metrics", "err", err)
+	}
+}
+
+// writeResponse encodes the gathered families, then the streamed ones, then
+// the OpenMetrics end marker.
+func writeResponse(out io.Writer, format expfmt.Format, openMetrics bool, families []*dto.MetricFamily, streams []exposition.Family) error {
+	var opts []expfmt.EncoderOption
+	if openMetrics {
+		opts = append(opts, expfmt.WithCreatedLines())
+	}
+	enc := expfmt.NewEncoder(out, format, opts...)
+	for _, mf := range families {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	ew := exposition.NewWriter(out, openMetrics)
+	for i := range streams {
+		if err := ew.WriteFamily(&streams[i]); err != nil {
+			return err
+		}
+	}
+	if err := ew.Flush(); err != nil {
+		return err
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc := strings.TrimSpace(part)
+		if i := strings.IndexByte(enc, ';'); i >= 0 {
+			if strings.TrimSpace(enc[i+1:]) == "q=0" {
+				continue
+			}
+			enc = strings.TrimSpace(enc[:i])
+		}
+		if enc == "gzip" {
+			return true
+		}
+	}
+	return false
+}

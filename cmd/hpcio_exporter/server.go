@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/version"
+	"github.com/prometheus/exporter-toolkit/web"
+
+	"github.com/hpcio/hpcio_exporter/collector"
+)
+
+type serveOptions struct {
+	webConfig              *web.FlagConfig
+	metricsPath            string
+	maxRequests            int
+	disableExporterMetrics bool
+	demo                   bool
+}
+
+func runServer(opts serveOptions, logger *slog.Logger) error {
+	logger.Info("starting "+exporterName, "version", version.Info())
+	logger.Info("build context", "build_context", version.BuildContext())
+
+	registry, err := collector.NewRegistry(collector.Env{Logger: logger, Demo: opts.demo})
+	if err != nil {
+		return err
+	}
+	for _, name := range registry.Enabled() {
+		logger.Info("collector enabled", "collector", name)
+	}
+
+	// The exporter's own Go, process and promhttp metrics live on their own
+	// registry, as in node_exporter, so that --web.disable-exporter-metrics
+	// can drop them without touching the collectors.
+	exporterMetrics := prometheus.NewRegistry()
+	exporterMetrics.MustRegister(versioncollector.NewCollector(exporterName))
+	if !opts.disableExporterMetrics {
+		exporterMetrics.MustRegister(
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			collectors.NewGoCollector(),
+		)
+	}
+
+	handler := newMetricsHandler(registry, exporterMetrics, opts, logger)
+	mux := http.NewServeMux()
+	mux.Handle(opts.metricsPath, handler)
+	if opts.metricsPath != "/" {
+		landing, err := web.NewLandingPage(web.LandingConfig{
+			Name:        exporterName,
+			Description: "Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs, HDF5 VOL/VFD stats",
+			Version:     version.Info(),
+			Links: []web.LandingLinks{
+				{Address: opts.metricsPath, Text: "Metrics"},
+			},
+		})
+		if err != nil {
+			return fmt.Errorf("landing page: %w", err)
+		}
+		mux.Handle("/", landing)
+	}
+	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	if err := web.ListenAndServe(server, opts.webConfig, logger); err != nil {
+		return err
+	}
+	return nil
+}

@@ -1,0 +1,273 @@
+// Package collector holds the exporter's collectors and the registry that
+// enables them, in the manner of node_exporter: every collector has a
+// --[no-]collector.<name> flag, runs concurrently with the others on each
+// scrape, and reports its own success and duration, so that one failing
+// collector never fails the whole scrape.
+//
+// Collectors translate parsed values into metrics. They do not parse: the
+// parsers live in lctl, jobid, darshan and dayu.
+package collector
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hpcio/hpcio_exporter/exposition"
+	"github.com/hpcio/hpcio_exporter/lctl"
+)
+
+// Namespace is the prefix of the exporter's own metrics.
+const Namespace = "hpcio_exporter"
+
+var (
+	scrapeDurationDesc = prometheus.NewDesc(
+		prometheus.BuildFQName(Namespace, "scrape", "collector_duration_seconds"),
+		"Duration of a collector scrape.",
+		[]string{"collector"}, nil,
+	)
+	scrapeSuccessDesc = prometheus.NewDesc(
+		prometheus.BuildFQName(Namespace, "scrape", "collector_success"),
+		"Whether a collector succeeded (1) or failed (0) in this scrape.",
+		[]string{"collector"}, nil,
+	)
+)
+
+// Collector is one named part of the exporter.
+type Collector interface {
+	// Update sends the collector's metrics for one scrape. A returned error
+	// marks the collector failed for this scrape (success 0); metrics already
+	// sent are still exposed.
+	Update(s *Scrape, ch chan<- prometheus.Metric) error
+}
+
+// ErrNoData tells the registry that a collector had nothing to report: it is
+// neither logged as an error nor counted as a failure.
+var ErrNoData = errors.New("collector returned no data")
+
+// ErrNotConfigured is returned by a factory whose collector has nothing to
+// do with the flags given (the darshan collector without --darshan.dir): the
+// collector is left out silently instead of failing the start.
+var ErrNotConfigured = errors.New("collector not configured")
+
+// Env is what every collector factory receives.
+type Env struct {
+	Logger *slog.Logger
+	// Demo is set with --demo: Lustre collectors read a simulated server.
+	Demo bool
+	// LctlSource, when set, replaces the lctl command (tests).
+	LctlSource lctl.Source
+
+	// lustre is the lctl run shared by the Lustre collectors of a registry.
+	lustre *lustreSource
+}
+
+type factory func(env Env) (Collector, error)
+
+type registration struct {
+	name           string
+	defaultEnabled bool
+	factory        factory
+	enabled        *bool
+}
+
+var (
+	registrations = map[string]*registration{}
+	flagAdders    []func(a *kingpin.Application)
+)
+
+// register is called from each collector file's init function.
+func register(name string, defaultEnabled bool, f factory) {
+	if _, dup := registrations[name]; dup {
+		panic("collector registered twice: " + name)
+	}
+	enabled := defaultEnabled
+	registrations[name] = &registration{name: name, defaultEnabled: defaultEnabled, factory: f, enabled: &enabled}
+}
+
+// addFlags is called from collector files' init functions to declare their
+// own flags; RegisterFlags adds them to the application. The variables the
+// flags set carry their defaults already, so tests need no flag parsing.
+func addFlags(f func(a *kingpin.Application)) { flagAdders = append(flagAdders, f) }
+
+// RegisterFlags adds --[no-]collector.<name> for every collector, and every
+// collector's own flags, to a.
+func RegisterFlags(a *kingpin.Application) {
+	for _, name := range Names() {
+		r := registrations[name]
+		state := "disabled"
+		if r.defaultEnabled {
+			state = "enabled"
+		}
+		a.Flag("collector."+name, fmt.Sprintf("Enable the %s collector (default: %s).", name, state)).
+			Default(fmt.Sprint(r.defaultEnabled)).BoolVar(r.enabled)
+	}
+	for _, f := range flagAdders {
+		f(a)
+	}
+}
+
+// Names lists every registered collector, sorted.
+func Names() []string {
+	names := make([]string, 0, len(registrations))
+	for n := range registrations {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// SetEnabled overrides a collector's flag; for tests and for main's defaults.
+func SetEnabled(name string, on bool) error {
+	r, ok := registrations[name]
+	if !ok {
+		return fmt.Errorf("unknown collector %q", name)
+	}
+	*r.enabled = on
+	return nil
+}
+
+// Registry holds the enabled collectors and scrapes them.
+type Registry struct {
+	collectors map[string]Collector
+	logger     *slog.Logger
+}
+
+// NewRegistry builds every enabled collector. A collector whose factory
+// fails is an error: the exporter should not start half-configured.
+func NewRegistry(env Env) (*Registry, error) {
+	r := &Registry{collectors: map[string]Collector{}, logger: env.Logger}
+	env.lustre = newLustreSource(env)
+	for _, name := range Names() {
+		reg := registrations[name]
+		if !*reg.enabled {
+			continue
+		}
+		cenv := env
+		cenv.Logger = env.Logger.With("collector", name)
+		c, err := reg.factory(cenv)
+		if errors.Is(err, ErrNotConfigured) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("collector %s: %w", name, err)
+		}
+		r.collectors[name] = c
+	}
+	return r, nil
+}
+
+// Enabled lists the names of the collectors in r, sorted.
+func (r *Registry) Enabled() []string {
+	names := make([]string, 0, len(r.collectors))
+	for n := range r.collectors {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Collector returns the named collector, or nil.
+func (r *Registry) Collector(name string) Collector { return r.collectors[name] }
+
+// NewScrape starts one scrape bounded by ctx. The returned Scrape is a
+// prometheus.Collector for a per-request registry; after Gather, its Streams
+// write the families that are too large to materialize.
+func (r *Registry) NewScrape(ctx context.Context) *Scrape {
+	return &Scrape{ctx: ctx, registry: r, memo: map[any]*memoEntry{}}
+}
+
+// A Scrape is the state of one /metrics request: its deadline, work shared
+// between the collectors of this request (one lctl run), and the streamed
+// families they produced.
+type Scrape struct {
+	ctx      context.Context
+	registry *Registry
+
+	mu      sync.Mutex
+	memo    map[any]*memoEntry
+	streams []exposition.Family
+}
+
+type memoEntry struct {
+	once sync.Once
+	val  any
+	err  error
+}
+
+// Context bounds the scrape: it expires at the scrape's deadline.
+func (s *Scrape) Context() context.Context { return s.ctx }
+
+// Once runs f at most once per scrape for key; every caller gets its result.
+// Collectors use it to share one lctl run.
+func (s *Scrape) Once(key any, f func() (any, error)) (any, error) {
+	s.mu.Lock()
+	e, ok := s.memo[key]
+	if !ok {
+		e = &memoEntry{}
+		s.memo[key] = e
+	}
+	s.mu.Unlock()
+	e.once.Do(func() { e.val, e.err = f() })
+	return e.val, e.err
+}
+
+// Stream adds families that the handler writes directly to the response
+// after the gathered ones, because materializing them through client_golang
+// would cost too much memory at tens of thousands of jobs.
+func (s *Scrape) Stream(f ...exposition.Family) {
+	s.mu.Lock()
+	s.streams = append(s.streams, f...)
+	s.mu.Unlock()
+}
+
+// Streams returns the families added by Stream, sorted by name.
+func (s *Scrape) Streams() []exposition.Family {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := append([]exposition.Family(nil), s.streams...)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+// Describe sends nothing: the exporter's metrics change with what lctl and
+// the drop directories hold, so the per-request registry is unchecked.
+func (s *Scrape) Describe(chan<- *prometheus.Desc) {}
+
+// Collect runs every collector concurrently.
+func (s *Scrape) Collect(ch chan<- prometheus.Metric) {
+	var wg sync.WaitGroup
+	for name, c := range s.registry.collectors {
+		wg.Add(1)
+		go func(name string, c Collector) {
+			defer wg.Done()
+			s.execute(name, c, ch)
+		}(name, c)
+	}
+	wg.Wait()
+}
+
+func (s *Scrape) execute(name string, c Collector, ch chan<- prometheus.Metric) {
+	begin := time.Now()
+	err := c.Update(s, ch)
+	duration := time.Since(begin)
+	success := 1.0
+	switch {
+	case err == nil:
+		s.registry.logger.Debug("collector succeeded", "name", name, "duration_seconds", duration.Seconds())
+	case errors.Is(err, ErrNoData):
+		s.registry.logger.Debug("collector returned no data", "name", name, "duration_seconds", duration.Seconds())
+	default:
+		success = 0
+		s.registry.logger.Error("collector failed", "name", name, "duration_seconds", duration.Seconds(), "err", err)
+	}
+	ch <- prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, duration.Seconds(), name)
+	ch <- prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name)
+}

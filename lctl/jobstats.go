@@ -1,0 +1,390 @@
+package lctl
+
+import (
+	"bytes"
+	"strings"
+	"sync"
+)
+
+// Unit is the unit of an operation's sum.
+type Unit uint8
+
+const (
+	UnitNone  Unit = iota // no unit printed
+	UnitReqs              // a plain count (Lustre ≤ 2.12); no sum
+	UnitUsecs             // latency, microseconds
+	UnitBytes             // bytes moved
+	UnitOther             // anything else Lustre may print
+)
+
+func (u Unit) String() string {
+	switch u {
+	case UnitReqs:
+		return "reqs"
+	case UnitUsecs:
+		return "usecs"
+	case UnitBytes:
+		return "bytes"
+	case UnitOther:
+		return "other"
+	}
+	return ""
+}
+
+func parseUnit(b []byte) Unit {
+	switch string(b) {
+	case "reqs":
+		return UnitReqs
+	case "usecs", "usec":
+		return UnitUsecs
+	case "bytes":
+		return UnitBytes
+	case "":
+		return UnitNone
+	}
+	return UnitOther
+}
+
+// OpStat is one operation of a job entry, e.g.
+// "write_bytes: { samples: 861, unit: bytes, min: 24576, max: 16777216, sum: 11025514496, … }".
+// min, max, sumsq and the histogram are not kept: the exporter only needs
+// the two counters.
+type OpStat struct {
+	Op      string // interned: the same string for every occurrence
+	Unit    Unit
+	Samples uint64
+	Sum     uint64
+	HasSum  bool
+}
+
+// JobStat is one "- job_id:" entry of a job_stats parameter. Its slices are
+// reused for the next entry: a handler copies what it keeps.
+type JobStat struct {
+	JobID        []byte  // without YAML quotes; may be empty or hold any bytes
+	SnapshotTime float64 // Unix seconds of the last update; 0 when absent
+	StartTime    float64 // Unix seconds the entry was created (Lustre ≥ 2.14); 0 when absent
+	Ops          []OpStat
+	// Malformed counts the lines of this entry that could not be parsed;
+	// the rest of the entry is still valid.
+	Malformed int
+}
+
+// JobStatsHandler receives the entries of one job_stats parameter.
+type JobStatsHandler interface {
+	Job(js *JobStat)
+	// End follows the last entry; complete is false when lctl's output
+	// stopped inside the parameter.
+	End(complete bool, stats SectionStats)
+}
+
+// SectionStats summarizes one parameter's body.
+type SectionStats struct {
+	Jobs int
+	// Stray counts lines that belong to no entry or are not job stats.
+	Stray int
+}
+
+// JobStatsParam recognizes the job_stats parameters of OSTs
+// (obdfilter.<target>.job_stats) and MDTs (mdt.<target>.job_stats) and
+// returns the component ("ost" or "mdt") and the target name.
+func JobStatsParam(name string) (component, target string, ok bool) {
+	rest, found := strings.CutSuffix(name, ".job_stats")
+	if !found {
+		return "", "", false
+	}
+	switch {
+	case strings.HasPrefix(rest, "obdfilter."):
+		component, target = "ost", rest[len("obdfilter."):]
+	case strings.HasPrefix(rest, "mdt."):
+		component, target = "mdt", rest[len("mdt."):]
+	default:
+		return "", "", false
+	}
+	if target == "" || strings.ContainsAny(target, ".*") {
+		return "", "", false
+	}
+	return component, target, true
+}
+
+// JobStatsParser is the SectionParser of a job_stats parameter. It reads
+// every dialect from Lustre 2.10 to 2.16: quoted and unquoted job_ids, an
+// empty job_id, "unit: reqs|usecs|bytes", with or without sumsq and
+// "hist: {…}", values glued to their key ("max:16777216"), integer or
+// "secs.nsecs" times, start_time/elapsed_time. It matches no regular
+// expression and allocates nothing per line.
+type JobStatsParser struct {
+	h     JobStatsHandler
+	job   JobStat
+	open  bool // an entry is being read
+	stats SectionStats
+}
+
+// NewJobStatsParser returns a parser that hands each entry to h.
+func NewJobStatsParser(h JobStatsHandler) *JobStatsParser {
+	return &JobStatsParser{h: h}
+}
+
+// Line implements SectionParser.
+func (p *JobStatsParser) Line(line []byte) {
+	rest := bytes.TrimLeft(line, " \t")
+	if len(rest) == 0 {
+		return
+	}
+	if rest[0] == '-' {
+		// "- job_id: …" opens an entry.
+		key, value, ok := splitKey(bytes.TrimLeft(rest[1:], " \t"))
+		if !ok || string(key) != "job_id" {
+			p.stray()
+			return
+		}
+		p.flush()
+		p.open = true
+		p.job.JobID = append(p.job.JobID[:0], unquote(value)...)
+		return
+	}
+	key, value, ok := splitKey(rest)
+	if !ok {
+		p.stray()
+		return
+	}
+	if !p.open {
+		if string(key) != "job_stats" {
+			p.stray()
+		}
+		return
+	}
+	switch string(key) {
+	case "snapshot_time":
+		if t, ok := parseSeconds(value); ok {
+			p.job.SnapshotTime = t
+		} else {
+			p.job.Malformed++
+		}
+	case "start_time":
+		if t, ok := parseSeconds(value); ok {
+			p.job.StartTime = t
+		} else {
+			p.job.Malformed++
+		}
+	case "elapsed_time", "job_stats":
+		// elapsed_time is snapshot_time - start_time.
+	default:
+		if len(value) == 0 || value[0] != '{' {
+			// An unknown scalar key from a newer Lustre: not an operation.
+			return
+		}
+		op, ok := parseOp(key, value)
+		if !ok {
+			p.job.Malformed++
+			return
+		}
+		p.job.Ops = append(p.job.Ops, op)
+	}
+}
+
+// End implements SectionParser.
+func (p *JobStatsParser) End(complete bool) {
+	if complete {
+		p.flush()
+	} else if p.open {
+		// The last entry may lack operations that lctl never printed;
+		// handing it on would read as counters gone to zero.
+		p.open = false
+		p.stats.Stray++
+	}
+	p.h.End(complete, p.stats)
+}
+
+func (p *JobStatsParser) stray() {
+	p.stats.Stray++
+	if p.open {
+		p.job.Malformed++
+	}
+}
+
+func (p *JobStatsParser) flush() {
+	if !p.open {
+		return
+	}
+	p.stats.Jobs++
+	p.h.Job(&p.job)
+	p.open = false
+	p.job.JobID = p.job.JobID[:0]
+	p.job.Ops = p.job.Ops[:0]
+	p.job.SnapshotTime, p.job.StartTime, p.job.Malformed = 0, 0, 0
+}
+
+// splitKey splits "key: value" at the first colon.
+func splitKey(b []byte) (key, value []byte, ok bool) {
+	i := bytes.IndexByte(b, ':')
+	if i <= 0 {
+		return nil, nil, false
+	}
+	return bytes.TrimRight(b[:i], " \t"), bytes.TrimSpace(b[i+1:]), true
+}
+
+// unquote strips the double quotes that Lustre ≥ 2.14 puts around job_ids
+// holding YAML-special characters. Lustre does not escape inside them.
+func unquote(b []byte) []byte {
+	if n := len(b); n >= 2 && b[0] == '"' && b[n-1] == '"' {
+		return b[1 : n-1]
+	}
+	return b
+}
+
+// parseSeconds reads "1461772761" or "1723114647.887515895 secs.nsecs" (or
+// secs.usecs) as Unix seconds.
+func parseSeconds(b []byte) (float64, bool) {
+	if i := bytes.IndexByte(b, ' '); i >= 0 {
+		b = b[:i]
+	}
+	whole, frac, _ := bytes.Cut(b, []byte{'.'})
+	w, ok := parseUint(whole)
+	if !ok {
+		return 0, false
+	}
+	if len(frac) > 18 {
+		frac = frac[:18]
+	}
+	f, ok := uint64(0), true
+	if len(frac) > 0 {
+		if f, ok = parseUint(frac); !ok {
+			return 0, false
+		}
+	}
+	return float64(w) + float64(f)/pow10[len(frac)], true
+}
+
+var pow10 = func() (p [19]float64) {
+	p[0] = 1
+	for i := 1; i < len(p); i++ {
+		p[i] = p[i-1] * 10
+	}
+	return p
+}()
+
+// parseUint parses a non-empty run of decimal digits without overflow.
+func parseUint(b []byte) (uint64, bool) {
+	if len(b) == 0 || len(b) > 20 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (^uint64(0)-d)/10 {
+			return 0, false
+		}
+		v = v*10 + d
+	}
+	return v, true
+}
+
+// parseOp reads "{ samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90, hist: { 4K: 1 } }".
+// samples is required; a sum is kept when present.
+func parseOp(name, b []byte) (OpStat, bool) {
+	op := OpStat{Op: internOp(name)}
+	if op.Op == "" {
+		return op, false
+	}
+	b = b[1:] // '{'
+	haveSamples := false
+	for {
+		b = bytes.TrimLeft(b, " \t,")
+		if len(b) == 0 {
+			return op, false // no closing brace: a cut line
+		}
+		if b[0] == '}' {
+			return op, haveSamples
+		}
+		colon := bytes.IndexByte(b, ':')
+		if colon <= 0 {
+			return op, false
+		}
+		key := bytes.TrimRight(b[:colon], " \t")
+		b = bytes.TrimLeft(b[colon+1:], " \t")
+		if len(b) > 0 && b[0] == '{' {
+			// hist: { 4K: 1, 8K: 2 } — skipped.
+			end := bytes.IndexByte(b, '}')
+			if end < 0 {
+				return op, false
+			}
+			b = b[end+1:]
+			continue
+		}
+		end := bytes.IndexAny(b, ",} \t")
+		if end < 0 {
+			end = len(b)
+		}
+		value := b[:end]
+		b = b[end:]
+		switch string(key) {
+		case "samples":
+			v, ok := parseUint(value)
+			if !ok {
+				return op, false
+			}
+			op.Samples, haveSamples = v, true
+		case "sum":
+			v, ok := parseUint(value)
+			if !ok {
+				return op, false
+			}
+			op.Sum, op.HasSum = v, true
+		case "unit":
+			op.Unit = parseUnit(value)
+		}
+	}
+}
+
+// Operation names are interned so that a job entry costs no allocation per
+// operation. Known names come from a fixed table; new ones (a newer Lustre)
+// are added once, up to a bound that garbage cannot exhaust.
+var (
+	knownOps = func() map[string]string {
+		m := map[string]string{}
+		for _, op := range []string{
+			// OST
+			"read_bytes", "write_bytes", "read", "write", "getattr", "setattr", "punch", "sync",
+			"destroy", "create", "statfs", "get_info", "set_info", "quotactl", "prealloc",
+			// MDT
+			"open", "close", "mknod", "link", "unlink", "mkdir", "rmdir", "rename", "getxattr",
+			"setxattr", "samedir_rename", "crossdir_rename", "parallel_rename_file",
+			"parallel_rename_dir", "migrate", "fallocate", "rename_trylocks",
+		} {
+			m[op] = op
+		}
+		return m
+	}()
+	extraOpsMu sync.Mutex
+	extraOps   = map[string]string{}
+)
+
+const maxExtraOps = 256
+
+func internOp(b []byte) string {
+	if s, ok := knownOps[string(b)]; ok {
+		return s
+	}
+	if len(b) == 0 || len(b) > 64 {
+		return ""
+	}
+	for _, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return ""
+		}
+	}
+	extraOpsMu.Lock()
+	defer extraOpsMu.Unlock()
+	if s, ok := extraOps[string(b)]; ok {
+		return s
+	}
+	if len(extraOps) >= maxExtraOps {
+		return ""
+	}
+	s := string(b)
+	extraOps[s] = s
+	return s
+}

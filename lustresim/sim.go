@@ -1,0 +1,291 @@
+// Package lustresim simulates a Lustre server's job_stats: MDTs and OSTs,
+// jobs arriving and leaving, counters advancing with time at known rates,
+// entries cleaned up (and their counters restarted) when a job goes idle,
+// and job_ids of every shape production servers print, in the proportions
+// of seeds/lustre-jobstats-methods.md. It is an lctl.Source, so --demo and
+// the tests run the exporter's whole path; benchmarks use it to write the
+// text of tens of thousands of jobs.
+package lustresim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/lctl"
+)
+
+// Config describes a simulated server.
+type Config struct {
+	Seed   uint64
+	FSName string
+	MDTs   int
+	OSTs   int
+	// Jobs is the number of jobs (batch jobs and processes outside jobs)
+	// present at any time.
+	Jobs int
+	// Static keeps the same Jobs jobs forever, always active, instead of
+	// letting them arrive and leave (benchmarks).
+	Static bool
+	// Cleanup is Lustre's job_cleanup_interval: an entry idle for longer
+	// is dropped, and its counters restart when the job comes back.
+	Cleanup time.Duration
+	// Dialect is the Lustre version whose output is imitated.
+	Dialect Dialect
+	// JobIDName is what get_param jobid_name prints.
+	JobIDName string
+	// Now is the clock; time.Now when nil.
+	Now func() time.Time
+}
+
+// Dialect selects an output format.
+type Dialect int
+
+const (
+	// Lustre215 prints what 2.14 to 2.16 print: secs.nsecs times,
+	// start_time and elapsed_time, usecs latencies, sumsq, histograms,
+	// job_ids with a colon in double quotes.
+	Lustre215 Dialect = iota
+	// Lustre212 prints what 2.10 to 2.12 print: integer snapshot times,
+	// "unit: reqs" counts, no quotes.
+	Lustre212
+)
+
+// DemoConfig is the server --demo shows: 2 MDTs, 8 OSTs, a few hundred
+// jobs, entries cleaned after two idle minutes.
+func DemoConfig() Config {
+	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute, JobIDName: "%j:%u:%H"}
+}
+
+// Sim is a simulated server.
+type Sim struct {
+	cfg    Config
+	origin float64 // Unix seconds; job arrivals are laid out from here
+
+	mu     sync.Mutex
+	epochs map[int64][]*Job
+}
+
+// New returns a simulated server.
+func New(cfg Config) *Sim {
+	if cfg.FSName == "" {
+		cfg.FSName = "sim"
+	}
+	if cfg.Cleanup == 0 {
+		cfg.Cleanup = 10 * time.Minute
+	}
+	if cfg.JobIDName == "" {
+		cfg.JobIDName = "%j:%u:%H"
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Sim{cfg: cfg, origin: 1.7e9, epochs: map[int64][]*Job{}}
+}
+
+var (
+	defaultOnce sync.Once
+	defaultSim  *Sim
+)
+
+// Default returns the demo server, shared by the whole process.
+func Default() *Sim {
+	defaultOnce.Do(func() { defaultSim = New(DemoConfig()) })
+	return defaultSim
+}
+
+// Config returns the configuration.
+func (s *Sim) Config() Config { return s.cfg }
+
+// MDTName and OSTName name targets as Lustre does.
+func (s *Sim) MDTName(i int) string { return fmt.Sprintf("%s-MDT%04x", s.cfg.FSName, i) }
+func (s *Sim) OSTName(i int) string { return fmt.Sprintf("%s-OST%04x", s.cfg.FSName, i) }
+
+// params lists every parameter the simulated server has, in lctl's order.
+func (s *Sim) params() []string {
+	p := []string{"jobid_name", "jobid_var"}
+	for i := 0; i < s.cfg.MDTs; i++ {
+		p = append(p, "mdt."+s.MDTName(i)+".job_stats")
+	}
+	for i := 0; i < s.cfg.OSTs; i++ {
+		p = append(p, "obdfilter."+s.OSTName(i)+".job_stats")
+	}
+	sort.Strings(p)
+	return p
+}
+
+// GetParam implements lctl.Source: it prints the parameters matching
+// patterns, in pattern order, and, like lctl, exits non-zero (Close) when
+// a pattern matches nothing.
+func (s *Sim) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
+	now := s.cfg.Now()
+	var selected []string
+	var missing []string
+	for _, pat := range patterns {
+		found := false
+		for _, p := range s.params() {
+			if lctl.MatchPattern(pat, p) {
+				selected = append(selected, p)
+				found = true
+			}
+		}
+		if !found {
+			missing = append(missing, pat)
+		}
+	}
+	pr, pw := io.Pipe()
+	out := &simOutput{r: pr}
+	if len(missing) > 0 {
+		msgs := make([]string, len(missing))
+		for i, m := range missing {
+			msgs[i] = fmt.Sprintf("error: get_param: param_path '%s': No such file or directory", strings.ReplaceAll(m, ".", "/"))
+		}
+		out.exit = &lctl.ExitError{Code: 2, Stderr: strings.Join(msgs, "; ")}
+	}
+	go func() {
+		w := newWriter(pw)
+		for _, p := range selected {
+			if ctx.Err() != nil {
+				break
+			}
+			s.writeParam(w, p, now)
+		}
+		err := w.flush()
+		if err == nil {
+			err = ctx.Err()
+		}
+		pw.CloseWithError(err)
+	}()
+	return out, nil
+}
+
+type simOutput struct {
+	r    *io.PipeReader
+	exit *lctl.ExitError
+}
+
+func (o *simOutput) Read(p []byte) (int, error) { return o.r.Read(p) }
+
+func (o *simOutput) Close() error {
+	o.r.Close()
+	if o.exit != nil {
+		return o.exit
+	}
+	return nil
+}
+
+// WriteParams writes the get_param text of the parameters matching
+// patterns at time now, as lctl would print it.
+func (s *Sim) WriteParams(w io.Writer, now time.Time, patterns ...string) error {
+	bw := newWriter(w)
+	for _, pat := range patterns {
+		for _, p := range s.params() {
+			if lctl.MatchPattern(pat, p) {
+				s.writeParam(bw, p, now)
+			}
+		}
+	}
+	return bw.flush()
+}
+
+func (s *Sim) writeParam(w *writer, param string, now time.Time) {
+	switch {
+	case param == "jobid_name":
+		w.str("jobid_name=")
+		w.str(s.cfg.JobIDName)
+		w.nl()
+	case param == "jobid_var":
+		w.str("jobid_var=SLURM_JOB_ID\n")
+	case strings.HasSuffix(param, ".job_stats"):
+		w.str(param)
+		w.str("=\njob_stats:\n")
+		component, target, _ := lctl.JobStatsParam(param)
+		idx := targetIndex(target)
+		t := unix(now)
+		for _, j := range s.jobsAt(t) {
+			for _, e := range j.entries {
+				if e.mdt != (component == "mdt") || e.target != idx {
+					continue
+				}
+				s.writeEntry(w, j, e, t)
+			}
+		}
+	}
+}
+
+func targetIndex(target string) int {
+	i := strings.LastIndexAny(target, "TT")
+	var n int
+	fmt.Sscanf(target[i+1:], "%x", &n)
+	return n
+}
+
+func unix(t time.Time) float64 { return float64(t.UnixNano()) / 1e9 }
+
+// activeTime is how long the job was doing I/O in [from, to).
+func (j *Job) activeTime(from, to float64) float64 {
+	from = math.Max(from, j.Arrive)
+	to = math.Min(to, j.Leave)
+	if to <= from {
+		return 0
+	}
+	if j.Duty >= 1 {
+		return to - from
+	}
+	return j.activeUpTo(to) - j.activeUpTo(from)
+}
+
+// activeUpTo is the active time in [Arrive, t).
+func (j *Job) activeUpTo(t float64) float64 {
+	d := t - j.Arrive
+	if d <= 0 {
+		return 0
+	}
+	on := j.Duty * j.Period
+	cycles := math.Floor(d / j.Period)
+	rest := d - cycles*j.Period
+	return cycles*on + math.Min(rest, on)
+}
+
+// lastActive returns the last moment ≤ t the job was active, and whether
+// it was active at t.
+func (j *Job) lastActive(t float64) (float64, bool) {
+	if t < j.Arrive {
+		return 0, false
+	}
+	end := math.Min(t, j.Leave)
+	if j.Duty >= 1 {
+		return end, t < j.Leave
+	}
+	on := j.Duty * j.Period
+	d := end - j.Arrive
+	cycles := math.Floor(d / j.Period)
+	rest := d - cycles*j.Period
+	if rest < on {
+		return end, t < j.Leave
+	}
+	return j.Arrive + cycles*j.Period + on, false
+}
+
+// lifetime returns the start of the entry's current lifetime at t, or false
+// when Lustre holds no entry for the job at t: before its first I/O, or
+// after it was idle for longer than the cleanup interval.
+func (s *Sim) lifetime(j *Job, t float64) (float64, bool) {
+	last, _ := j.lastActive(t)
+	if last == 0 || t-last > s.cfg.Cleanup.Seconds() {
+		return 0, false
+	}
+	gap := (1 - j.Duty) * j.Period
+	if j.Duty >= 1 || gap <= s.cfg.Cleanup.Seconds() {
+		return j.Arrive, true
+	}
+	// Every idle gap outlives the cleanup: the entry was created at the
+	// start of the latest active phase.
+	cycles := math.Floor((last - j.Arrive) / j.Period)
+	return j.Arrive + cycles*j.Period, true
+}

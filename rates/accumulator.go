@@ -1,0 +1,329 @@
+// Package rates keeps the exporter's only state across scrapes: monotonic
+// counters built from raw counters that reset and churn.
+//
+// Lustre's job_stats counters restart from zero whenever an idle job's
+// entry is cleaned up, and broken job_ids spread one job over several raw
+// series that come and go. Summing raw values would make the sum drop,
+// which rate() reads as a reset. The Accumulator instead adds, per raw
+// series, only increments (seeds/rates-theory.md):
+//
+//	δ = v − v′  if v ≥ v′,   δ = v  otherwise (the counter restarted),
+//
+// to one total per identity, so every total only grows, whatever the raw
+// series do, and also when several raw series feed one identity.
+package rates
+
+import (
+	"time"
+)
+
+// Accumulator holds groups (one per Lustre target) of raw series and the
+// identities they feed. K is the identity key, M what the caller keeps per
+// raw series (the job_id's classification). An Accumulator is not safe for
+// concurrent use; callers serialize runs and reads.
+type Accumulator[K comparable, M any] struct {
+	// TrackDelta keeps, per identity, the increments of the latest run
+	// (Identity.Delta), at the cost of one more slice per identity.
+	TrackDelta bool
+
+	ttl     time.Duration
+	groups  map[string]*Group[K, M]
+	order   []*Group[K, M]
+	run     uint64
+	now     time.Time
+	prevRun time.Time
+}
+
+// New returns an Accumulator that forgets identities and raw series unseen
+// for ttl.
+func New[K comparable, M any](ttl time.Duration) *Accumulator[K, M] {
+	return &Accumulator[K, M]{ttl: ttl, groups: map[string]*Group[K, M]{}}
+}
+
+// Group is one namespace of raw series, with its own counter slots.
+type Group[K comparable, M any] struct {
+	Name string
+	acc  *Accumulator[K, M]
+
+	slotNames []string
+	slots     map[string]int
+
+	series  map[string]*Series[K, M]
+	ids     map[K]*Identity[K]
+	idOrder []*Identity[K]
+	pending []*Series[K, M]
+
+	lastRun  uint64
+	lastSeen time.Time
+}
+
+// Series is the state of one raw series.
+type Series[K comparable, M any] struct {
+	Key  string
+	Meta M
+	id   *Identity[K]
+	last []uint64
+	// observed marks slots whose last value is known; a slot never seen
+	// contributes its whole first value.
+	observed []bool
+	start    float64
+	run      uint64
+	lastSeen time.Time
+	restart  bool // start time changed this run: every slot restarted
+}
+
+// Identity is one exported counter set.
+type Identity[K comparable] struct {
+	Key K
+	// Totals are the monotonic counters, one per slot of the group.
+	Totals []uint64
+	// Delta holds the increments added in the latest run that touched the
+	// identity (DeltaRun), for rates over the last interval.
+	Delta    []uint64
+	DeltaRun uint64
+	// Created is the Unix time the identity's first raw series started
+	// (0 when Lustre does not say); it never changes afterwards.
+	Created  float64
+	lastRun  uint64
+	lastSeen time.Time
+}
+
+// BeginRun starts a run of observations at now.
+func (a *Accumulator[K, M]) BeginRun(now time.Time) {
+	a.run++
+	a.prevRun = a.now
+	a.now = now
+}
+
+// Run returns the number of the current run (1 for the first).
+func (a *Accumulator[K, M]) Run() uint64 { return a.run }
+
+// Interval returns the time between the current run and the previous one,
+// 0 for the first run.
+func (a *Accumulator[K, M]) Interval() time.Duration {
+	if a.prevRun.IsZero() {
+		return 0
+	}
+	return a.now.Sub(a.prevRun)
+}
+
+// Group returns the group called name, creating it.
+func (a *Accumulator[K, M]) Group(name string) *Group[K, M] {
+	g, ok := a.groups[name]
+	if !ok {
+		g = &Group[K, M]{
+			Name: name, acc: a, slots: map[string]int{},
+			series: map[string]*Series[K, M]{}, ids: map[K]*Identity[K]{},
+		}
+		a.groups[name] = g
+		a.order = append(a.order, g)
+	}
+	g.lastRun, g.lastSeen = a.run, a.now
+	return g
+}
+
+// Groups returns the groups in the order they first appeared.
+func (a *Accumulator[K, M]) Groups() []*Group[K, M] { return a.order }
+
+// Slot returns the index of the counter called name, adding it.
+func (g *Group[K, M]) Slot(name string) int {
+	if i, ok := g.slots[name]; ok {
+		return i
+	}
+	i := len(g.slotNames)
+	g.slots[name] = i
+	g.slotNames = append(g.slotNames, name)
+	return i
+}
+
+// SlotNames returns the names of the group's slots by index.
+func (g *Group[K, M]) SlotNames() []string { return g.slotNames }
+
+// Identities returns the group's identities in the order they appeared.
+func (g *Group[K, M]) Identities() []*Identity[K] { return g.idOrder }
+
+// Len returns the number of raw series the group tracks.
+func (g *Group[K, M]) Len() int { return len(g.series) }
+
+// Observe notes that the raw series key was read in this run, with the
+// start time its source reports (0 when unknown), and returns it for Set;
+// first tells a series never seen before. It returns nil for a key already
+// observed in this run (a damaged output repeating an entry): the first
+// reading stands.
+//
+// A series without identity (new, or left unattached by an earlier
+// Resolve) is pending until the caller resolves it; its values are then
+// added whole, as its first increments.
+func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first bool) {
+	s, ok := g.series[string(key)]
+	if !ok {
+		s = &Series[K, M]{Key: string(key), start: start}
+		g.series[s.Key] = s
+	} else if s.run == g.acc.run {
+		return nil, false
+	}
+	s.restart = ok && start != 0 && s.start != 0 && start != s.start
+	if start != 0 {
+		s.start = start
+	}
+	s.run, s.lastSeen = g.acc.run, g.acc.now
+	if s.id == nil {
+		g.pending = append(g.pending, s)
+	} else {
+		g.touch(s.id)
+	}
+	return s, !ok
+}
+
+// Set records the value of one slot of s in this run.
+func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
+	if slot >= len(s.last) {
+		s.last = grow(s.last, slot+1)
+		s.observed = growBool(s.observed, slot+1)
+	}
+	prev, seen := s.last[slot], s.observed[slot]
+	s.last[slot], s.observed[slot] = v, true
+	if s.id == nil {
+		return // pending or discarded: nothing to add to yet
+	}
+	var d uint64
+	switch {
+	case !seen || s.restart || v < prev:
+		d = v
+	default:
+		d = v - prev
+	}
+	g.add(s.id, slot, d)
+}
+
+func (g *Group[K, M]) add(id *Identity[K], slot int, d uint64) {
+	if slot >= len(id.Totals) {
+		id.Totals = grow(id.Totals, slot+1)
+	}
+	id.Totals[slot] += d
+	if g.acc.TrackDelta {
+		if id.DeltaRun != g.acc.run {
+			clear(id.Delta)
+			id.DeltaRun = g.acc.run
+		}
+		if slot >= len(id.Delta) {
+			id.Delta = grow(id.Delta, slot+1)
+		}
+		id.Delta[slot] += d
+	}
+}
+
+// Touch marks id as seen in this run without adding to it.
+func (g *Group[K, M]) touch(id *Identity[K]) { id.lastRun, id.lastSeen = g.acc.run, g.acc.now }
+
+// EndSection ends the group's observations in this run. When complete,
+// the raw series not observed are gone at the source (Lustre dropped the
+// idle job's entry) and are forgotten: if they come back, they start from
+// zero and their whole value is new. When the section was cut short,
+// nothing can be concluded from an absence and the series are kept.
+func (g *Group[K, M]) EndSection(complete bool) {
+	if !complete {
+		return
+	}
+	for key, s := range g.series {
+		if s.run != g.acc.run {
+			delete(g.series, key)
+		}
+	}
+}
+
+// Pending returns the series observed in this run that feed no identity:
+// the new ones and those an earlier Resolve left unattached.
+func (g *Group[K, M]) Pending() []*Series[K, M] { return g.pending }
+
+// Resolve attaches a pending series to the identity key and adds its
+// values, whole, to the identity's totals: nothing of it was counted
+// before. With keep false the series stays unattached, and its values are
+// counted nowhere; a later run may still attach it (a repair that needed
+// an id seen later), and then adds everything it has counted so far.
+func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
+	if !keep || s.id != nil {
+		return s.id
+	}
+	id, ok := g.ids[key]
+	if !ok {
+		id = &Identity[K]{Key: key, Created: s.start}
+		g.ids[key] = id
+		g.idOrder = append(g.idOrder, id)
+	}
+	s.id = id
+	g.touch(id)
+	for slot, v := range s.last {
+		if s.observed[slot] {
+			g.add(id, slot, v)
+		}
+	}
+	return id
+}
+
+// Identity returns the identity a series feeds, nil if none.
+func (s *Series[K, M]) Identity() *Identity[K] { return s.id }
+
+// SeenIn reports whether the series was observed in the current run.
+func (s *Series[K, M]) SeenIn(run uint64) bool { return s.run == run }
+
+// EachSeries calls f for every raw series of the group.
+func (g *Group[K, M]) EachSeries(f func(*Series[K, M])) {
+	for _, s := range g.series {
+		f(s)
+	}
+}
+
+// EndRun finishes a run: pending series not resolved stay unattached, and
+// state unseen for the TTL is forgotten.
+func (a *Accumulator[K, M]) EndRun() {
+	cutoff := a.now.Add(-a.ttl)
+	keptGroups := a.order[:0]
+	for _, g := range a.order {
+		g.pending = g.pending[:0]
+		if g.lastSeen.Before(cutoff) {
+			delete(a.groups, g.Name)
+			continue
+		}
+		keptGroups = append(keptGroups, g)
+		for key, s := range g.series {
+			if s.lastSeen.Before(cutoff) {
+				delete(g.series, key)
+			}
+		}
+		kept := g.idOrder[:0]
+		for _, id := range g.idOrder {
+			if id.lastSeen.Before(cutoff) {
+				delete(g.ids, id.Key)
+				continue
+			}
+			kept = append(kept, id)
+		}
+		clear(g.idOrder[len(kept):])
+		g.idOrder = kept
+	}
+	clear(a.order[len(keptGroups):])
+	a.order = keptGroups
+}
+
+// SeenInRun reports whether the identity was fed by a series in the
+// current run.
+func (id *Identity[K]) SeenInRun(run uint64) bool { return id.lastRun == run }
+
+func grow(s []uint64, n int) []uint64 {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	out := make([]uint64, n, n+n/4)
+	copy(out, s)
+	return out
+}
+
+func growBool(s []bool, n int) []bool {
+	if n <= cap(s) {
+		return s[:n]
+	}
+	out := make([]bool, n, n+n/4)
+	copy(out, s)
+	return out
+}

@@ -1,0 +1,234 @@
+package rates
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// rawEntry models one Lustre job_stats entry across its lifetimes: it
+// counts up while it exists, vanishes when Lustre cleans it up, and starts
+// again from zero when the job comes back.
+type rawEntry struct {
+	key      string
+	identity int
+	live     bool
+	value    uint64
+	start    float64
+	// lastSeen is the value at its last observation in this lifetime;
+	// banked sums the last observed values of its finished lifetimes.
+	lastSeen uint64
+	banked   uint64
+	// waitComplete: cleaned up while the output was cut short. Without a
+	// start time the restart is invisible until a complete output shows
+	// the entry gone, so the model keeps it gone until then.
+	waitComplete bool
+}
+
+// truth is what was really counted and observed: for every lifetime of
+// every entry, its value when last read.
+func (e *rawEntry) truth() uint64 { return e.banked + e.lastSeen }
+
+// TestMonotonicAndExact is the property of the accumulator: for random raw
+// series that reset, vanish and reappear, with several raw series per
+// identity and output cut short now and then, every total is monotonic and
+// equals the sum of the true increments.
+func TestMonotonicAndExact(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		for _, withStart := range []bool{false, true} {
+			t.Run(fmt.Sprintf("seed%d/start=%v", seed, withStart), func(t *testing.T) {
+				checkProperty(t, seed, withStart)
+			})
+		}
+	}
+}
+
+func checkProperty(t *testing.T, seed uint64, withStart bool) {
+	rng := rand.New(rand.NewPCG(seed, seed*7919))
+	nIDs := 1 + rng.IntN(5)
+	nRaw := nIDs + rng.IntN(12)
+	entries := make([]*rawEntry, nRaw)
+	for i := range entries {
+		entries[i] = &rawEntry{key: fmt.Sprintf("raw%d", i), identity: rng.IntN(nIDs)}
+	}
+	acc := New[int, struct{}](time.Hour)
+	now := time.Unix(1_700_000_000, 0)
+	prevTotals := map[int]uint64{}
+	clock := 0.0
+
+	for step := 0; step < 60; step++ {
+		clock += 10
+		now = now.Add(10 * time.Second)
+		// One lctl run, sometimes cut short: the entries after the cut are
+		// not printed although they still exist.
+		complete := rng.IntN(6) != 0
+		cut := len(entries)
+		if !complete {
+			cut = rng.IntN(len(entries) + 1)
+		}
+		// The source evolves.
+		for _, e := range entries {
+			switch {
+			case !e.live && e.waitComplete:
+			case !e.live && rng.IntN(3) == 0: // (re)appears from zero
+				e.live, e.value, e.lastSeen = true, 0, 0
+				e.start = clock
+			case e.live && rng.IntN(8) == 0: // cleaned up
+				e.live = false
+				e.banked += e.lastSeen
+				e.lastSeen = 0
+				e.waitComplete = !complete && !withStart
+			case e.live && withStart && rng.IntN(10) == 0: // cleared in place: a new start time
+				e.banked += e.lastSeen
+				e.value, e.lastSeen = 0, 0
+				e.start = clock
+			}
+			if e.live && rng.IntN(4) != 0 {
+				e.value += uint64(rng.IntN(1000))
+			}
+		}
+		acc.BeginRun(now)
+		g := acc.Group("OST0000")
+		slot := g.Slot("write_bytes.sum")
+		for _, e := range entries[:cut] {
+			if !e.live {
+				continue
+			}
+			start := 0.0
+			if withStart {
+				start = e.start
+			}
+			s, _ := g.Observe([]byte(e.key), start)
+			g.Set(s, slot, e.value)
+			e.lastSeen = e.value
+		}
+		g.EndSection(complete)
+		if complete {
+			for _, e := range entries {
+				e.waitComplete = false
+			}
+		}
+		for _, s := range g.Pending() {
+			var id int
+			fmt.Sscanf(s.Key, "raw%d", &id)
+			g.Resolve(s, entries[id].identity, true)
+		}
+		acc.EndRun()
+
+		want := map[int]uint64{}
+		for _, e := range entries {
+			want[e.identity] += e.truth()
+		}
+		for _, id := range g.Identities() {
+			got := id.Totals[slot]
+			if got < prevTotals[id.Key] {
+				t.Fatalf("step %d: identity %d went down from %d to %d", step, id.Key, prevTotals[id.Key], got)
+			}
+			prevTotals[id.Key] = got
+			if got != want[id.Key] {
+				t.Fatalf("step %d: identity %d total %d, want %d (complete=%v)", step, id.Key, got, want[id.Key], complete)
+			}
+		}
+	}
+}
+
+func TestResetRule(t *testing.T) {
+	acc := New[string, struct{}](time.Hour)
+	now := time.Unix(0, 0)
+	observe := func(v uint64, start float64) uint64 {
+		now = now.Add(time.Minute)
+		acc.BeginRun(now)
+		g := acc.Group("g")
+		s, _ := g.Observe([]byte("job"), start)
+		g.Set(s, g.Slot("x"), v)
+		for _, p := range g.Pending() {
+			g.Resolve(p, "id", true)
+		}
+		g.EndSection(true)
+		acc.EndRun()
+		return g.Identities()[0].Totals[0]
+	}
+	steps := []struct {
+		v     uint64
+		start float64
+		want  uint64
+	}{
+		{100, 0, 100},   // first sight: the whole value
+		{150, 0, 150},   // δ = 50
+		{30, 0, 180},    // v < v′: restarted, δ = 30
+		{30, 0, 180},    // δ = 0
+		{500, 9, 650},   // start time appears: not a restart by itself, δ = 470
+		{600, 10, 1250}, // start time changed: restarted although v ≥ v′, δ = 600
+	}
+	for i, st := range steps {
+		if got := observe(st.v, st.start); got != st.want {
+			t.Fatalf("step %d: total %d, want %d", i, got, st.want)
+		}
+	}
+}
+
+func TestEviction(t *testing.T) {
+	acc := New[string, struct{}](15 * time.Minute)
+	now := time.Unix(0, 0)
+	run := func(keys ...string) *Group[string, struct{}] {
+		acc.BeginRun(now)
+		g := acc.Group("g")
+		for _, k := range keys {
+			s, _ := g.Observe([]byte(k), 0)
+			g.Set(s, g.Slot("x"), 1)
+		}
+		g.EndSection(true)
+		for _, p := range g.Pending() {
+			g.Resolve(p, p.Key, true)
+		}
+		acc.EndRun()
+		return g
+	}
+	run("a", "b")
+	now = now.Add(10 * time.Minute)
+	g := run("a")
+	if n := len(g.Identities()); n != 2 {
+		t.Fatalf("after 10m: %d identities, want 2 (b is still within the TTL)", n)
+	}
+	now = now.Add(10 * time.Minute)
+	g = run("a")
+	if n := len(g.Identities()); n != 1 || g.Identities()[0].Key != "a" {
+		t.Fatalf("after 20m: identities %v, want only a", g.Identities())
+	}
+}
+
+// A series left unattached (a discarded id) and attached in a later run
+// brings everything it counted so far, once.
+func TestLateResolve(t *testing.T) {
+	acc := New[string, struct{}](time.Hour)
+	now := time.Unix(0, 0)
+	var g *Group[string, struct{}]
+	for i, v := range []uint64{10, 25, 40} {
+		now = now.Add(time.Minute)
+		acc.BeginRun(now)
+		g = acc.Group("g")
+		s, _ := g.Observe([]byte("broken"), 0)
+		g.Set(s, g.Slot("x"), v)
+		g.EndSection(true)
+		for _, p := range g.Pending() {
+			g.Resolve(p, "job", i == 1) // repairable from the second run on
+		}
+		acc.EndRun()
+	}
+	if got := g.Identities()[0].Totals[0]; got != 40 {
+		t.Fatalf("total %d, want 40", got)
+	}
+}
+
+func TestDuplicateInOneRun(t *testing.T) {
+	acc := New[string, struct{}](time.Hour)
+	acc.BeginRun(time.Unix(0, 0))
+	g := acc.Group("g")
+	if s, first := g.Observe([]byte("a"), 0); s == nil || !first {
+		t.Fatal("first observation refused")
+	}
+	if s, _ := g.Observe([]byte("a"), 0); s != nil {
+		t.Fatal("second observation of the same key in one run accepted")
+	}
+}
