@@ -138,12 +138,18 @@ func SetEnabled(name string, on bool) error {
 type Registry struct {
 	collectors map[string]Collector
 	logger     *slog.Logger
+
+	// failing holds each failing collector's last error, so that a
+	// collector failing scrape after scrape logs one error line, then
+	// debug lines, until it recovers or fails differently.
+	failingMu sync.Mutex
+	failing   map[string]string
 }
 
 // NewRegistry builds every enabled collector. A collector whose factory
 // fails is an error: the exporter should not start half-configured.
 func NewRegistry(env Env) (*Registry, error) {
-	r := &Registry{collectors: map[string]Collector{}, logger: env.Logger}
+	r := &Registry{collectors: map[string]Collector{}, logger: env.Logger, failing: map[string]string{}}
 	env.lustre = newLustreSource(env)
 	for _, name := range Names() {
 		reg := registrations[name]
@@ -254,19 +260,41 @@ func (s *Scrape) Collect(ch chan<- prometheus.Metric) {
 	wg.Wait()
 }
 
+// noteFailure records a collector's error ("" for success) and reports
+// whether it changed.
+func (r *Registry) noteFailure(name, msg string) bool {
+	r.failingMu.Lock()
+	defer r.failingMu.Unlock()
+	if r.failing[name] == msg {
+		return false
+	}
+	if msg == "" {
+		delete(r.failing, name)
+	} else {
+		r.failing[name] = msg
+	}
+	return true
+}
+
 func (s *Scrape) execute(name string, c Collector, ch chan<- prometheus.Metric) {
 	begin := time.Now()
 	err := c.Update(s, ch)
 	duration := time.Since(begin)
 	success := 1.0
+	logger := s.registry.logger
 	switch {
-	case err == nil:
-		s.registry.logger.Debug("collector succeeded", "name", name, "duration_seconds", duration.Seconds())
-	case errors.Is(err, ErrNoData):
-		s.registry.logger.Debug("collector returned no data", "name", name, "duration_seconds", duration.Seconds())
+	case err == nil || errors.Is(err, ErrNoData):
+		if s.registry.noteFailure(name, "") {
+			logger.Info("collector recovered", "name", name)
+		}
+		logger.Debug("collector succeeded", "name", name, "duration_seconds", duration.Seconds(), "no_data", err != nil)
 	default:
 		success = 0
-		s.registry.logger.Error("collector failed", "name", name, "duration_seconds", duration.Seconds(), "err", err)
+		if s.registry.noteFailure(name, err.Error()) {
+			logger.Error("collector failed", "name", name, "duration_seconds", duration.Seconds(), "err", err)
+		} else {
+			logger.Debug("collector failed again", "name", name, "duration_seconds", duration.Seconds(), "err", err)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(scrapeDurationDesc, prometheus.GaugeValue, duration.Seconds(), name)
 	ch <- prometheus.MustNewConstMetric(scrapeSuccessDesc, prometheus.GaugeValue, success, name)

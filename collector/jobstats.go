@@ -385,6 +385,9 @@ var (
 	jobstatsMalformedDesc = prometheus.NewDesc("lustre_jobstats_malformed_lines_total",
 		"Lines of job_stats output that could not be parsed and were skipped; the rest of their entry was kept.",
 		[]string{"component", "target"}, nil)
+	jobstatsDuplicatesDesc = prometheus.NewDesc("lustre_jobstats_duplicate_entries_total",
+		"Entries whose job_id was already printed for the target in the same output (damaged output); only the first counts.",
+		[]string{"component", "target"}, nil)
 	jobstatsRawSeriesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "raw_series"),
 		"Raw job_ids of the target the exporter tracks.",
 		[]string{"component", "target"}, nil)
@@ -408,6 +411,7 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 			}
 		}
 		ch <- prometheus.MustNewConstMetric(jobstatsMalformedDesc, prometheus.CounterValue, float64(t.malformedLines), t.component, t.target)
+		ch <- prometheus.MustNewConstMetric(jobstatsDuplicatesDesc, prometheus.CounterValue, float64(t.duplicates), t.component, t.target)
 		ch <- prometheus.MustNewConstMetric(jobstatsRawSeriesDesc, prometheus.GaugeValue, float64(t.group.Len()), t.component, t.target)
 		ch <- prometheus.MustNewConstMetric(jobstatsIdentitiesDesc, prometheus.GaugeValue, float64(len(t.group.Identities())), t.component, t.target)
 	}

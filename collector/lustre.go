@@ -217,7 +217,7 @@ func (l *lustreSource) run(ctx context.Context) (err error) {
 	switch {
 	case scanErr != nil && errors.Is(scanErr, lctl.ErrKilled):
 		result = "killed"
-		err = fmt.Errorf("lctl get_param: %w after %s", scanErr, time.Since(begin).Round(time.Millisecond))
+		err = fmt.Errorf("lctl get_param: %w", scanErr)
 	case scanErr != nil:
 		result = "failed"
 		err = fmt.Errorf("reading lctl get_param output: %w", scanErr)

@@ -19,9 +19,15 @@ import (
 const (
 	exporterName   = "hpcio_exporter"
 	defaultAddress = ":9848"
+	// devVersion is reported when the build did not set one with
+	// -ldflags "-X github.com/prometheus/common/version.Version=…".
+	devVersion = "0.1.0-dev"
 )
 
 func main() {
+	if version.Version == "" {
+		version.Version = devVersion
+	}
 	app := kingpin.CommandLine
 	app.Help = "A Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs and HDF5 VOL/VFD stats."
 	app.Version(version.Print(exporterName))

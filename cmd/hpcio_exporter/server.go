@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/hpcio/hpcio_exporter/collector"
+	"github.com/hpcio/hpcio_exporter/handler"
 )
 
 type serveOptions struct {
@@ -47,9 +48,8 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 		)
 	}
 
-	handler := newMetricsHandler(registry, exporterMetrics, opts, logger)
 	mux := http.NewServeMux()
-	mux.Handle(opts.metricsPath, handler)
+	mux.Handle(opts.metricsPath, handler.New(registry, exporterMetrics, handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: logger}))
 	if opts.metricsPath != "/" {
 		landing, err := web.NewLandingPage(web.LandingConfig{
 			Name:        exporterName,

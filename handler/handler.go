@@ -1,4 +1,8 @@
-package main
+// Package handler serves /metrics: the gathered families of the
+// exporter's own registry and of one scrape of the collectors, then the
+// families the collectors stream (per-job series), in the Prometheus text
+// or OpenMetrics format, gzipped when the scraper accepts it.
+package handler
 
 import (
 	"compress/gzip"
@@ -12,16 +16,22 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/exposition"
 )
 
-// metricsHandler serves /metrics: the gathered families of the exporter's
-// own registry and of one scrape of the collectors, then the families the
-// collectors stream (per-job series), in the text or OpenMetrics format.
+// Options configure the handler.
+type Options struct {
+	// MaxRequests bounds concurrent scrapes; 0 means no bound.
+	MaxRequests int
+	// Instrument adds promhttp_metric_handler_requests_total and
+	// _in_flight to the exporter's own metrics.
+	Instrument bool
+	Logger     *slog.Logger
+}
+
 type metricsHandler struct {
 	registry        *collector.Registry
 	exporterMetrics prometheus.Gatherer
@@ -29,13 +39,20 @@ type metricsHandler struct {
 	logger          *slog.Logger
 }
 
-func newMetricsHandler(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts serveOptions, logger *slog.Logger) http.Handler {
-	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: logger}
-	if opts.maxRequests > 0 {
-		h.inflight = make(chan struct{}, opts.maxRequests)
+// New returns the /metrics handler. exporterMetrics holds the exporter's
+// own metrics (build info, Go, process); the handler adds promhttp's
+// request counters to it.
+func New(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts Options) http.Handler {
+	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: opts.Logger}
+	if h.logger == nil {
+		h.logger = slog.New(slog.DiscardHandler)
 	}
-	// promhttp_metric_handler_requests_total and _in_flight, as every
-	// exporter built on promhttp has them.
+	if opts.MaxRequests > 0 {
+		h.inflight = make(chan struct{}, opts.MaxRequests)
+	}
+	if !opts.Instrument {
+		return h
+	}
 	return promhttp.InstrumentMetricHandler(exporterMetrics, h)
 }
 
@@ -88,7 +105,6 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// client that asked for protobuf gets the text format, which every
 	// Prometheus accepts.
 	format := expfmt.NegotiateAccept(r.Header, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText)
-	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 
 	header := w.Header()
 	header.Set("Content-Type", string(format))
@@ -99,37 +115,9 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer gz.Close()
 		out = gz
 	}
-	if err := writeResponse(out, format, openMetrics, families, scrape.Streams()); err != nil {
+	if err := exposition.WriteResponse(out, format, families, scrape.Streams()); err != nil {
 		h.logger.Error("error writing metrics", "err", err)
 	}
-}
-
-// writeResponse encodes the gathered families, then the streamed ones, then
-// the OpenMetrics end marker.
-func writeResponse(out io.Writer, format expfmt.Format, openMetrics bool, families []*dto.MetricFamily, streams []exposition.Family) error {
-	var opts []expfmt.EncoderOption
-	if openMetrics {
-		opts = append(opts, expfmt.WithCreatedLines())
-	}
-	enc := expfmt.NewEncoder(out, format, opts...)
-	for _, mf := range families {
-		if err := enc.Encode(mf); err != nil {
-			return err
-		}
-	}
-	ew := exposition.NewWriter(out, openMetrics)
-	for i := range streams {
-		if err := ew.WriteFamily(&streams[i]); err != nil {
-			return err
-		}
-	}
-	if err := ew.Flush(); err != nil {
-		return err
-	}
-	if c, ok := enc.(expfmt.Closer); ok {
-		return c.Close()
-	}
-	return nil
 }
 
 func acceptsGzip(r *http.Request) bool {

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/corpus"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// buildExporter builds the binary once per test run.
+func buildExporter(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "hpcio_exporter")
+	cmd := exec.Command("go", "build", "-o", bin, ".")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddress(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// fakeLctl writes an lctl that runs body (a shell script) and returns its path.
+func fakeLctl(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "lctl")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+type exporter struct {
+	addr string
+	cmd  *exec.Cmd
+	logs *bytes.Buffer
+}
+
+func startExporter(t *testing.T, bin string, args ...string) *exporter {
+	t.Helper()
+	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
+	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args...)...)
+	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
+	if err := e.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		e.cmd.Process.Kill()
+		e.cmd.Wait()
+		if t.Failed() {
+			t.Logf("exporter log:\n%s", e.logs)
+		}
+	})
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if c, err := net.Dial("tcp", e.addr); err == nil {
+			c.Close()
+			return e
+		}
+	}
+	t.Fatalf("exporter did not listen on %s", e.addr)
+	return nil
+}
+
+func (e *exporter) scrape(t *testing.T, header map[string]string) (string, http.Header) {
+	t.Helper()
+	req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+	req.Header.Set("Accept", "text/plain;version=0.0.4")
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	tr := &http.Transport{DisableCompression: true}
+	resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %s", resp.Status)
+	}
+	var body io.Reader = resp.Body
+	if resp.Header.Get("Content-Encoding") == "gzip" {
+		zr, err := gzip.NewReader(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body = zr
+	}
+	data, err := io.ReadAll(body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data), resp.Header
+}
+
+// volatile drops lines that change between builds and runs.
+var volatile = regexp.MustCompile(`(?m)^(hpcio_exporter_build_info|hpcio_exporter_scrape_collector_duration_seconds|hpcio_exporter_lctl_last_run_duration_seconds)\b.*\n`)
+
+// promtoolCheck runs promtool check metrics on a scrape. Under CI it must
+// be installed; elsewhere the check is skipped with a message.
+func promtoolCheck(t *testing.T, text string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("promtool is required under CI (apt-get install prometheus)")
+		}
+		t.Log("promtool not installed (apt-get install prometheus): skipping promtool check metrics")
+		return
+	}
+	cmd := exec.Command(promtool, "check", "metrics")
+	cmd.Stdin = strings.NewReader(text)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Errorf("promtool check metrics: %v\n%s", err, out)
+	}
+}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll("testdata", 0o755)
+		os.WriteFile(path, []byte(got), 0o644)
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./cmd/hpcio_exporter -update creates it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := 0; i < len(gl) || i < len(wl); i++ {
+			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
+				t.Fatalf("%s differs at line %d:\n%s", path, i+1, strings.Join(gl[max(0, i-2):min(len(gl), i+3)], "\n"))
+			}
+		}
+	}
+}
+
+// The built binary with a fake lctl printing the edge fixture: /metrics is
+// diffed against a golden file and passes promtool check metrics.
+func TestEndToEndFixture(t *testing.T) {
+	bin := buildExporter(t)
+	fixture := filepath.Join(corpus.Fixtures(t, "lustre"), "jobstats-edge.txt")
+	lctl := fakeLctl(t, "cat "+fixture)
+	e := startExporter(t, bin, "--lustre.lctl-path="+lctl)
+	text, header := e.scrape(t, nil)
+	if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
+		t.Errorf("content type %q", ct)
+	}
+	promtoolCheck(t, text)
+	checkGolden(t, "e2e-edge.prom", volatile.ReplaceAllString(text, ""))
+
+	// The same through gzip and OpenMetrics, as Prometheus asks.
+	om, header := e.scrape(t, map[string]string{
+		"Accept":          "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
+		"Accept-Encoding": "gzip",
+	})
+	if header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(header.Get("Content-Type"), "application/openmetrics-text") {
+		t.Errorf("headers %v", header)
+	}
+	if !strings.HasSuffix(om, "# EOF\n") || !strings.Contains(om, "lustre_job_write_bytes_created{") {
+		t.Errorf("OpenMetrics response malformed: ends %q", om[max(0, len(om)-40):])
+	}
+}
+
+// lctl missing, failing, hanging or printing garbage: the collector
+// reports failure, the response is still served, the process lives on.
+func TestEndToEndBadLctl(t *testing.T) {
+	bin := buildExporter(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	cases := []struct {
+		name, lctl string
+		header     map[string]string
+		maxTime    time.Duration
+	}{
+		{"missing", "/nonexistent/lctl", nil, 5 * time.Second},
+		{"failing", fakeLctl(t, "echo 'error: get_param: permission denied' >&2; exit 1"), nil, 5 * time.Second},
+		{"garbage", fakeLctl(t, "head -c 100000 /dev/urandom"), nil, 5 * time.Second},
+		// Hangs past the scrape timeout (2s, minus the 0.5s offset).
+		{"hanging", fakeLctl(t, "echo 'obdfilter.x-OST0000.job_stats='; sleep 60 & echo $! > "+pidFile+"; wait"),
+			map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "2"}, 4 * time.Second},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := startExporter(t, bin, "--lustre.lctl-path="+c.lctl)
+			for i := 0; i < 2; i++ {
+				begin := time.Now()
+				text, _ := e.scrape(t, c.header)
+				if took := time.Since(begin); took > c.maxTime {
+					t.Errorf("scrape took %v", took)
+				}
+				if !strings.Contains(text, `hpcio_exporter_scrape_collector_success{collector="jobstats"} 0`) {
+					t.Errorf("success not 0:\n%s", text)
+				}
+				promtoolCheck(t, text)
+			}
+			if e.cmd.ProcessState != nil {
+				t.Fatal("exporter exited")
+			}
+			// One error line for repeated identical failures.
+			if n := strings.Count(e.logs.String(), "collector failed"); n != 1 {
+				t.Errorf("%d 'collector failed' log lines for 2 identical failures:\n%s", n, e.logs)
+			}
+			if c.name == "hanging" {
+				data, _ := os.ReadFile(pidFile)
+				var pid int
+				fmt.Sscan(string(data), &pid)
+				if pid > 0 {
+					if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil {
+						stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+						if f := strings.Fields(string(stat)); len(f) > 2 && f[2] != "Z" {
+							t.Errorf("the hanging lctl's child %d was not killed", pid)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// The demo needs no Lustre and shows live, changing metrics.
+func TestEndToEndDemo(t *testing.T) {
+	bin := buildExporter(t)
+	e := startExporter(t, bin, "--demo")
+	first, _ := e.scrape(t, nil)
+	promtoolCheck(t, first)
+	if !strings.Contains(first, `hpcio_exporter_scrape_collector_success{collector="jobstats"} 1`) {
+		t.Fatalf("demo scrape failed:\n%.2000s", first)
+	}
+	for _, want := range []string{`lustre_job_write_bytes_total{component="ost",target="demo-OST0000"`, `target="demo-MDT0001"`, `outcome="repaired_truncated"`} {
+		if !strings.Contains(first, want) {
+			t.Errorf("demo output lacks %s", want)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	second, _ := e.scrape(t, nil)
+	if first == second {
+		t.Error("demo metrics did not change in a second")
+	}
+}

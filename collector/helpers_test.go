@@ -1,0 +1,181 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hpcio/hpcio_exporter/exposition"
+	"github.com/hpcio/hpcio_exporter/lctl"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// textSource is an lctl that prints the next of its texts on each run (the
+// last one again once they are used up).
+type textSource struct {
+	mu    sync.Mutex
+	texts []string
+	calls atomic.Int32
+	exit  *lctl.ExitError
+	delay time.Duration
+}
+
+func (s *textSource) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
+	n := int(s.calls.Add(1)) - 1
+	s.mu.Lock()
+	text := s.texts[min(n, len(s.texts)-1)]
+	s.mu.Unlock()
+	if s.delay > 0 {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &closer{Reader: strings.NewReader(text), exit: s.exit}, nil
+}
+
+type closer struct {
+	io.Reader
+	exit *lctl.ExitError
+}
+
+func (c *closer) Close() error {
+	if c.exit != nil {
+		return c.exit
+	}
+	return nil
+}
+
+// onlyCollectors enables the named collectors and no other, for the test.
+func onlyCollectors(t *testing.T, names ...string) {
+	t.Helper()
+	saved := map[string]bool{}
+	for n, r := range registrations {
+		saved[n] = *r.enabled
+		*r.enabled = false
+	}
+	for _, n := range names {
+		if err := SetEnabled(n, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		for n, on := range saved {
+			*registrations[n].enabled = on
+		}
+	})
+}
+
+// setFlag sets a package flag variable for one test.
+func setFlag[T any](t *testing.T, p *T, v T) {
+	t.Helper()
+	old := *p
+	*p = v
+	t.Cleanup(func() { *p = old })
+}
+
+func testLogger(t *testing.T) *slog.Logger {
+	return slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Helper()
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+func newTestRegistry(t *testing.T, src lctl.Source) *Registry {
+	t.Helper()
+	r, err := NewRegistry(Env{Logger: testLogger(t), LctlSource: src})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// scrapeText scrapes r once, as the HTTP handler would, and returns the
+// response in the given format.
+func scrapeText(t *testing.T, r *Registry, format expfmt.Format) string {
+	t.Helper()
+	s := r.NewScrape(context.Background())
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(s)
+	mfs, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := exposition.WriteResponse(&buf, format, mfs, s.Streams()); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// volatile matches lines whose values change from run to run.
+var volatile = regexp.MustCompile(`(?m)^hpcio_exporter_(scrape_collector_duration_seconds|lctl_last_run_duration_seconds)\b.*\n`)
+
+func stable(text string) string { return volatile.ReplaceAllString(text, "") }
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./collector -update creates it)", err)
+	}
+	if got != string(want) {
+		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
+		for i := range max(len(gl), len(wl)) {
+			var g, w string
+			if i < len(gl) {
+				g = gl[i]
+			}
+			if i < len(wl) {
+				w = wl[i]
+			}
+			if g != w {
+				t.Fatalf("%s: line %d\n got %q\nwant %q", path, i+1, g, w)
+			}
+		}
+	}
+}
+
+// value returns the sample value of the series whose line starts with
+// prefix (metric name and labels, as written), or -1.
+func value(t *testing.T, text, series string) float64 {
+	t.Helper()
+	for _, line := range strings.Split(text, "\n") {
+		if strings.HasPrefix(line, series+" ") {
+			var v float64
+			if _, err := fmtSscan(line[len(series)+1:], &v); err != nil {
+				t.Fatalf("%q: %v", line, err)
+			}
+			return v
+		}
+	}
+	return -1
+}

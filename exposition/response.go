@@ -1,0 +1,41 @@
+package exposition
+
+import (
+	"bufio"
+	"io"
+
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+)
+
+// WriteResponse encodes the gathered families, then the streamed ones,
+// then the OpenMetrics end marker, in format (text 0.0.4 or OpenMetrics).
+func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFamily, streams []Family) error {
+	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
+	var opts []expfmt.EncoderOption
+	if openMetrics {
+		opts = append(opts, expfmt.WithCreatedLines())
+	}
+	bw := bufio.NewWriterSize(out, 64<<10)
+	enc := expfmt.NewEncoder(bw, format, opts...)
+	for _, mf := range families {
+		if err := enc.Encode(mf); err != nil {
+			return err
+		}
+	}
+	ew := &Writer{bw: bw, openMetrics: openMetrics}
+	for i := range streams {
+		if err := ew.WriteFamily(&streams[i]); err != nil {
+			return err
+		}
+	}
+	if err := ew.Flush(); err != nil {
+		return err
+	}
+	if c, ok := enc.(expfmt.Closer); ok {
+		if err := c.Close(); err != nil {
+			return err
+		}
+	}
+	return bw.Flush()
+}
