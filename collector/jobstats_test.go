@@ -44,8 +44,8 @@ func TestJobstatsEdgeGolden(t *testing.T) {
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="11317854",uid="17627127",node="r01c01"}`: 7 * 41943040,
 		// Job missing: the synthetic job, twice (short and fqdn host).
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="17627127",node="r01c01"}`: 2 * 41943040,
-		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="bash"}`:         41943040,
-		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="we\"ird\\x"}`:   41943040,
+		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="bash"}`:        41943040,
+		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="we\"ird\\x"}`:  41943040,
 		// Glued values; the first of two duplicate entries.
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="22",uid="1000",node="n1"}`: 33554432,
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="27",uid="1000",node="n1"}`: 100,
@@ -54,12 +54,12 @@ func TestJobstatsEdgeGolden(t *testing.T) {
 		`lustre_job_stats_total{component="ost",target="edge-OST0000",jobid="23",uid="1000",node="n1",operation="sync"}`:             2,
 		// 2.12 reqs on the MDT.
 		`lustre_job_stats_total{component="mdt",target="edge-MDT0000",jobid="11317854",uid="17627127",node="r01c01",operation="open"}`: 5,
-		`lustre_jobid_entries_total{component="ost",outcome="discarded_extra_char",target="edge-OST0000"}`:                              1,
-		`lustre_jobid_entries_total{component="ost",outcome="discarded_invalid",target="edge-OST0000"}`:                                 3,
-		`lustre_jobid_entries_total{component="ost",outcome="repaired_truncated",target="edge-OST0000"}`:                                4,
-		`lustre_jobid_entries_total{component="ost",outcome="repaired_overwritten",target="edge-OST0000"}`:                              1,
-		`lustre_jobid_entries_total{component="ost",outcome="synthetic_job",target="edge-OST0000"}`:                                     3,
-		`hpcio_exporter_scrape_collector_success{collector="jobstats"}`:                                                                 1,
+		`lustre_jobid_entries_total{component="ost",outcome="discarded_extra_char",target="edge-OST0000"}`:                             1,
+		`lustre_jobid_entries_total{component="ost",outcome="discarded_invalid",target="edge-OST0000"}`:                                3,
+		`lustre_jobid_entries_total{component="ost",outcome="repaired_truncated",target="edge-OST0000"}`:                               4,
+		`lustre_jobid_entries_total{component="ost",outcome="repaired_overwritten",target="edge-OST0000"}`:                             1,
+		`lustre_jobid_entries_total{component="ost",outcome="synthetic_job",target="edge-OST0000"}`:                                    3,
+		`hpcio_exporter_scrape_collector_success{collector="jobstats"}`:                                                                1,
 	} {
 		if got := value(t, text, series); got != want {
 			t.Errorf("%s = %v, want %v", series, got, want)
@@ -93,10 +93,10 @@ func TestJobstatsAggregatedResets(t *testing.T) {
 	setFlag(t, &jobstatsLabels, "jobid,uid")
 	runs := []string{
 		ost(entry("7:1:a", 10, 100), entry("7:1:b", 10, 1000)),
-		ost(entry("7:1:a", 10, 300), entry("7:1:b", 10, 1500)),             // +200 +500
-		ost(entry("7:1:a", 10, 350)),                                        // +50; b cleaned up
-		ost(entry("7:1:a", 10, 360), entry("7:1:b", 500, 40)),               // +10; b back: +40
-		ost(entry("7:1:a", 600, 5000), entry("7:1:b", 500, 80)),             // a restarted (new start_time, v ≥ v′): +5000; +40
+		ost(entry("7:1:a", 10, 300), entry("7:1:b", 10, 1500)),                       // +200 +500
+		ost(entry("7:1:a", 10, 350)),                                                 // +50; b cleaned up
+		ost(entry("7:1:a", 10, 360), entry("7:1:b", 500, 40)),                        // +10; b back: +40
+		ost(entry("7:1:a", 600, 5000), entry("7:1:b", 500, 80)),                      // a restarted (new start_time, v ≥ v′): +5000; +40
 		ost(entry("7:1:a", 600, 5000), entry("7:1:b", 500, 80), entry("7:", 700, 9)), // a truncated id joins: +9
 	}
 	want := []float64{1100, 1800, 1850, 1900, 6940, 6949}
