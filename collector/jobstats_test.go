@@ -1,7 +1,9 @@
 package collector
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
@@ -194,5 +197,41 @@ func TestJobstatsSharedRun(t *testing.T) {
 	wg.Wait()
 	if n := src.calls.Load(); n != 1 {
 		t.Errorf("%d lctl runs for 8 concurrent scrapes, want 1", n)
+	}
+}
+
+type deadlineSource struct{ got time.Duration }
+
+func (d *deadlineSource) GetParam(ctx context.Context, _ []string) (io.ReadCloser, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		d.got = time.Until(dl)
+	}
+	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// The lctl deadline is the scrape's minus the offset, capped by the timeout.
+func TestLctlDeadline(t *testing.T) {
+	onlyCollectors(t, "jobstats")
+	setFlag(t, &lctlTimeout, 20*time.Second)
+	setFlag(t, &lctlTimeoutOffset, 500*time.Millisecond)
+	for _, tc := range []struct {
+		scrape, want time.Duration
+	}{
+		{10 * time.Second, 9500 * time.Millisecond},
+		{60 * time.Second, 20 * time.Second},
+		{0, 20 * time.Second}, // no header
+	} {
+		src := &deadlineSource{}
+		r := newTestRegistry(t, src)
+		ctx := context.Background()
+		if tc.scrape > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, tc.scrape)
+			defer cancel()
+		}
+		r.NewScrape(ctx).Collect(make(chan prometheus.Metric, 100))
+		if diff := tc.want - src.got; diff < 0 || diff > 200*time.Millisecond {
+			t.Errorf("scrape timeout %v: lctl deadline in %v, want %v", tc.scrape, src.got, tc.want)
+		}
 	}
 }

@@ -126,13 +126,13 @@ func NewJobStatsParser(h JobStatsHandler) *JobStatsParser {
 
 // Line implements SectionParser.
 func (p *JobStatsParser) Line(line []byte) {
-	rest := bytes.TrimLeft(line, " \t")
+	rest := trimLeft(line)
 	if len(rest) == 0 {
 		return
 	}
 	if rest[0] == '-' {
 		// "- job_id: …" opens an entry.
-		key, value, ok := splitKey(bytes.TrimLeft(rest[1:], " \t"))
+		key, value, ok := splitKey(trimLeft(rest[1:]))
 		if !ok || string(key) != "job_id" {
 			p.stray()
 			return
@@ -220,7 +220,21 @@ func splitKey(b []byte) (key, value []byte, ok bool) {
 	if i <= 0 {
 		return nil, nil, false
 	}
-	return bytes.TrimRight(b[:i], " \t"), bytes.TrimSpace(b[i+1:]), true
+	return trimRight(b[:i]), trimRight(trimLeft(b[i+1:])), true
+}
+
+func trimLeft(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
+		b = b[1:]
+	}
+	return b
+}
+
+func trimRight(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return b
 }
 
 // unquote strips the double quotes that Lustre ≥ 2.14 puts around job_ids
@@ -292,7 +306,9 @@ func parseOp(name, b []byte) (OpStat, bool) {
 	b = b[1:] // '{'
 	haveSamples := false
 	for {
-		b = bytes.TrimLeft(b, " \t,")
+		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == ',') {
+			b = b[1:]
+		}
 		if len(b) == 0 {
 			return op, false // no closing brace: a cut line
 		}
@@ -303,8 +319,8 @@ func parseOp(name, b []byte) (OpStat, bool) {
 		if colon <= 0 {
 			return op, false
 		}
-		key := bytes.TrimRight(b[:colon], " \t")
-		b = bytes.TrimLeft(b[colon+1:], " \t")
+		key := trimRight(b[:colon])
+		b = trimLeft(b[colon+1:])
 		if len(b) > 0 && b[0] == '{' {
 			// hist: { 4K: 1, 8K: 2 } — skipped.
 			end := bytes.IndexByte(b, '}')
@@ -314,9 +330,9 @@ func parseOp(name, b []byte) (OpStat, bool) {
 			b = b[end+1:]
 			continue
 		}
-		end := bytes.IndexAny(b, ",} \t")
-		if end < 0 {
-			end = len(b)
+		end := 0
+		for end < len(b) && b[end] != ',' && b[end] != '}' && b[end] != ' ' && b[end] != '\t' {
+			end++
 		}
 		value := b[:end]
 		b = b[end:]

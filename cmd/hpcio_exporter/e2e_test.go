@@ -22,7 +22,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden files")
 
 // buildExporter builds the binary once per test run.
-func buildExporter(t *testing.T) string {
+func buildExporter(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "hpcio_exporter")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
@@ -32,7 +32,7 @@ func buildExporter(t *testing.T) string {
 	return bin
 }
 
-func freeAddress(t *testing.T) string {
+func freeAddress(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,7 +58,7 @@ type exporter struct {
 	logs *bytes.Buffer
 }
 
-func startExporter(t *testing.T, bin string, args ...string) *exporter {
+func startExporter(t testing.TB, bin string, args ...string) *exporter {
 	t.Helper()
 	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
 	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args...)...)

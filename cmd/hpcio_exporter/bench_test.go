@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/lustresim"
+)
+
+// peakRSS reads a process' high-water resident set, in bytes.
+func peakRSS(pid int) (int64, error) {
+	f, err := os.Open(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			return kb * 1024, err
+		}
+	}
+	return 0, fmt.Errorf("no VmHWM in /proc/%d/status", pid)
+}
+
+// BenchmarkBinaryScrape runs the built exporter with a fake lctl printing
+// one OST of n jobs (two alternating outputs, as counters advance) and
+// scrapes it: time per scrape, and the process' peak RSS.
+func BenchmarkBinaryScrape(b *testing.B) {
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("jobs=%d", n), func(b *testing.B) {
+			bin := buildExporter(b)
+			dir := b.TempDir()
+			for i, offset := range []time.Duration{0, 30 * time.Second} {
+				if err := os.WriteFile(filepath.Join(dir, fmt.Sprint("out", i)), lustresim.JobStatsText(n, offset), 0o644); err != nil {
+					b.Fatal(err)
+				}
+			}
+			script := filepath.Join(dir, "lctl")
+			body := "#!/bin/sh\nif [ -e " + dir + "/state ]; then rm " + dir + "/state; cat " + dir + "/out1; else touch " + dir + "/state; cat " + dir + "/out0; fi\n"
+			if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+				b.Fatal(err)
+			}
+			e := startExporter(b, bin, "--lustre.lctl-path="+script, "--lustre.timeout=60s")
+			client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 120 * time.Second}
+			scrape := func() {
+				req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+				req.Header.Set("Accept", "text/plain;version=0.0.4")
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+			}
+			scrape() // first sight of every job
+			for b.Loop() {
+				scrape()
+			}
+			rss, err := peakRSS(e.cmd.Process.Pid)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportMetric(float64(rss)/(1<<20), "peak-RSS-MiB")
+		})
+	}
+}

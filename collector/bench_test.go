@@ -1,0 +1,71 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/lustresim"
+)
+
+// alternatingSource prints its texts in turn, as a server's output changes
+// between scrapes.
+type alternatingSource struct {
+	texts [][]byte
+	n     atomic.Int64
+}
+
+func (s *alternatingSource) GetParam(context.Context, []string) (io.ReadCloser, error) {
+	i := s.n.Add(1)
+	return io.NopCloser(bytes.NewReader(s.texts[int(i)%len(s.texts)])), nil
+}
+
+// benchmarkRun measures one lctl run of the jobstats collector on one OST
+// with n jobs: parsing, job_id normalization and accumulation, in steady
+// state (the ids are known from earlier runs, the counters advanced).
+func benchmarkRun(b *testing.B, n int, cold bool) {
+	texts := [][]byte{lustresim.JobStatsText(n, 0), lustresim.JobStatsText(n, 30*time.Second)}
+	src := &alternatingSource{texts: texts}
+	newRegistry := func() *lustreSource {
+		r, err := NewRegistry(Env{Logger: slog.New(slog.DiscardHandler), LctlSource: src})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return r.Collector("jobstats").(*jobstatsCollector).src
+	}
+	src2 := newRegistry()
+	if err := src2.run(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(len(texts[0])))
+	b.ReportAllocs()
+	for b.Loop() {
+		if cold {
+			b.StopTimer()
+			src2 = newRegistry()
+			b.StartTimer()
+		}
+		if err := src2.run(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkJobstatsRun(b *testing.B) {
+	saved := *registrations["jobstats"].enabled
+	defer func() { *registrations["jobstats"].enabled = saved }()
+	for n, r := range registrations {
+		if n != "jobstats" {
+			defer func(v bool) { *r.enabled = v }(*r.enabled)
+			*r.enabled = false
+		}
+	}
+	*registrations["jobstats"].enabled = true
+	b.Run("jobs=10000", func(b *testing.B) { benchmarkRun(b, 10000, false) })
+	b.Run("jobs=10000/cold", func(b *testing.B) { benchmarkRun(b, 10000, true) })
+	b.Run("jobs=100000", func(b *testing.B) { benchmarkRun(b, 100000, false) })
+}
