@@ -40,7 +40,7 @@ type ExitError struct {
 }
 
 func (e *ExitError) Error() string {
-	msg := fmt.Sprintf("lctl exited with status %d", e.Code)
+	msg := fmt.Sprintf("exited with status %d", e.Code)
 	if e.Stderr != "" {
 		msg += ": " + e.Stderr
 	}
@@ -49,14 +49,22 @@ func (e *ExitError) Error() string {
 
 // ErrKilled is returned by Read when the deadline expired and the whole
 // process group was killed: the output is cut short.
-var ErrKilled = errors.New("lctl killed at the scrape deadline")
+var ErrKilled = errors.New("killed at the scrape deadline")
 
-// GetParam implements Source: it runs `lctl get_param patterns...` in a
-// process group of its own, and kills the group when ctx expires, so that a
-// wrapper (sudo, a shell) and its children go with it.
+// GetParam implements Source: it runs `lctl get_param patterns...` with
+// Start.
 func (c *Command) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
 	args := append(append(append([]string(nil), c.Args...), "get_param"), patterns...)
-	cmd := exec.CommandContext(ctx, c.Path, args...)
+	return Start(ctx, c.Path, args...)
+}
+
+// Start runs a Lustre tool (lctl, lnetctl) in a process group of its own,
+// and kills the group when ctx expires, so that a wrapper (sudo, a shell)
+// and its children go with it. Read returns io.EOF only for a complete
+// output; a killed run reads as ErrKilled. Close reports a non-zero exit
+// as an *ExitError.
+func Start(ctx context.Context, path string, args ...string) (io.ReadCloser, error) {
+	cmd := exec.CommandContext(ctx, path, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error {
 		return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
@@ -70,7 +78,7 @@ func (c *Command) GetParam(ctx context.Context, patterns []string) (io.ReadClose
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting lctl: %w", err)
+		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}
 	return &commandOutput{ctx: ctx, cmd: cmd, stdout: stdout, stderr: stderr}, nil
 }
@@ -112,7 +120,7 @@ func (o *commandOutput) wait() error {
 			if errors.As(err, &ee) && ee.Exited() {
 				o.waitErr = &ExitError{Code: ee.ExitCode(), Stderr: o.stderr.firstLines(3)}
 			} else if errors.As(err, &ee) {
-				o.waitErr = fmt.Errorf("lctl terminated: %v: %s", ee.ProcessState, o.stderr.firstLines(3))
+				o.waitErr = fmt.Errorf("terminated: %v: %s", ee.ProcessState, o.stderr.firstLines(3))
 			} else {
 				o.waitErr = err
 			}

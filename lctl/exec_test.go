@@ -107,7 +107,7 @@ exit 2
 
 func TestCommandMissing(t *testing.T) {
 	_, err := (&Command{Path: "/nonexistent/lctl"}).GetParam(context.Background(), []string{"x"})
-	if err == nil || !strings.Contains(err.Error(), "starting lctl") {
+	if err == nil || !strings.Contains(err.Error(), "starting /nonexistent/lctl") {
 		t.Fatalf("err = %v", err)
 	}
 }
