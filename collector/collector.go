@@ -64,6 +64,8 @@ type Env struct {
 	Demo bool
 	// LctlSource, when set, replaces the lctl command (tests).
 	LctlSource lctl.Source
+	// Now, when set, replaces the clock of the Lustre runs (tests).
+	Now func() time.Time
 
 	// lustre is the lctl run shared by the Lustre collectors of a registry.
 	lustre *lustreSource

@@ -62,6 +62,7 @@ type seriesMeta struct {
 type jobAccumulator = rates.Accumulator[identityKey, seriesMeta]
 type jobGroup = rates.Group[identityKey, seriesMeta]
 type jobSeries = rates.Series[identityKey, seriesMeta]
+type jobIdentity = rates.Identity[identityKey]
 
 // opSlots are the accumulator slots of one operation in one target.
 type opSlots struct {
@@ -81,6 +82,12 @@ type jobTarget struct {
 	malformedLines    uint64
 	duplicates        uint64
 	seenThisRun       bool
+
+	// Summaries of the latest run (jobstats_cardinality.go).
+	active  int
+	density []*densityHist
+	visible []*jobIdentity // identities with series, when capped; nil: all
+	shown   map[*jobIdentity]bool
 }
 
 type jobstatsCollector struct {
@@ -90,6 +97,11 @@ type jobstatsCollector struct {
 	emitZero bool
 	bucket   bool
 	fixed    *jobid.Format // --lustre.jobid-name
+	filter   *identityFilter
+	bounds   []float64 // rate density buckets; nil when off
+	// maxSeries caps identities with series per target; 0 means no cap.
+	maxSeries int
+	perJob    bool
 
 	mu         sync.RWMutex
 	acc        *jobAccumulator
@@ -113,6 +125,21 @@ func newJobstatsCollector(env Env) (Collector, error) {
 		acc:      rates.New[identityKey, seriesMeta](jobstatsTTL),
 		targets:  map[string]*jobTarget{},
 		known:    jobid.NewKnown(),
+		perJob:   jobstatsPerJobSeries,
+	}
+	// Increments per run feed the rate density and the series cap.
+	c.acc.TrackDelta = true
+	if rateDensityBase < 2 {
+		return nil, fmt.Errorf("--lustre.rate-density.base must be an integer > 1, not %d", rateDensityBase)
+	}
+	c.bounds = densityBounds(rateDensityBase)
+	if jobstatsMaxSeries < 0 {
+		return nil, fmt.Errorf("--lustre.jobstats.max-series must be >= 0")
+	}
+	c.maxSeries = jobstatsMaxSeries
+	var err error
+	if c.filter, err = newIdentityFilter(); err != nil {
+		return nil, err
 	}
 	if err := c.setLabels(jobstatsLabels); err != nil {
 		return nil, err
@@ -218,6 +245,7 @@ func (c *jobstatsCollector) endRun(res runResult) {
 	c.setFormat()
 	c.resolvePending()
 	c.acc.EndRun()
+	c.summarize()
 	seen := 0
 	for _, t := range c.order {
 		if t.seenThisRun {
@@ -322,6 +350,8 @@ func (c *jobstatsCollector) attach(t *jobTarget, s *jobSeries, full jobid.Identi
 	s.Meta = seriesMeta{resolved: true, outcome: outcome, full: full}
 	t.outcomes[outcome]++
 	switch {
+	case outcome.Kept() && !c.filter.allows(full):
+		t.group.Resolve(s, identityKey{OtherJob}, true)
 	case outcome.Kept():
 		t.group.Resolve(s, c.project(full), true)
 	case c.bucket:
@@ -415,7 +445,10 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 		ch <- prometheus.MustNewConstMetric(jobstatsRawSeriesDesc, prometheus.GaugeValue, float64(t.group.Len()), t.component, t.target)
 		ch <- prometheus.MustNewConstMetric(jobstatsIdentitiesDesc, prometheus.GaugeValue, float64(len(t.group.Identities())), t.component, t.target)
 	}
-	s.Stream(c.families()...)
+	c.collectSummaries(ch)
+	if c.perJob {
+		s.Stream(c.families()...)
+	}
 	if runErr != nil {
 		return runErr
 	}
@@ -487,7 +520,11 @@ func (c *jobstatsCollector) family(name, help string, byOp bool, pick func(*opSl
 				if len(slots) == 0 {
 					continue
 				}
-				for _, id := range t.group.Identities() {
+				ids := t.group.Identities()
+				if t.visible != nil {
+					ids = t.visible
+				}
+				for _, id := range ids {
 					w.ResetLabels()
 					w.Label("component", t.component)
 					w.Label("target", t.target)

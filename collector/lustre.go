@@ -65,6 +65,7 @@ type lustreSource struct {
 	timeout   time.Duration
 	offset    time.Duration
 	consumers []lustreConsumer
+	now       func() time.Time
 
 	mu       sync.Mutex
 	inflight *lustreRun
@@ -98,8 +99,12 @@ func newLustreSource(env Env) *lustreSource {
 	if env.LctlSource != nil {
 		src = env.LctlSource
 	}
+	now := env.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &lustreSource{
-		source: src, logger: env.Logger.With("source", "lctl"),
+		source: src, logger: env.Logger.With("source", "lctl"), now: now,
 		timeout: lctlTimeout, offset: lctlTimeoutOffset,
 		runs: map[string]float64{"ok": 0, "partial": 0, "failed": 0, "killed": 0},
 	}
@@ -178,12 +183,12 @@ func (l *lustreSource) patterns() []string {
 // run executes one lctl get_param for every consumer and feeds them its
 // output as it streams in.
 func (l *lustreSource) run(ctx context.Context) (err error) {
-	begin := time.Now()
+	begin := l.now()
 	result := "ok"
 	defer func() {
 		l.statsMu.Lock()
 		l.runs[result]++
-		l.lastDuration = time.Since(begin).Seconds()
+		l.lastDuration = l.now().Sub(begin).Seconds()
 		l.statsMu.Unlock()
 	}()
 	if len(l.consumers) == 0 {

@@ -261,6 +261,35 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	return id
 }
 
+// Fold adds increments, one per slot, to the identity key, which raw
+// series need not feed: an aggregate such as the "_other" of identities
+// without series of their own. Its totals grow by exactly what is folded
+// into it, so they stay monotonic whoever is folded in from run to run.
+func (g *Group[K, M]) Fold(key K, delta []uint64) *Identity[K] {
+	id, ok := g.ids[key]
+	if !ok {
+		id = &Identity[K]{Key: key}
+		g.ids[key] = id
+		g.idOrder = append(g.idOrder, id)
+	}
+	g.touch(id)
+	for slot, d := range delta {
+		if d != 0 {
+			g.add(id, slot, d)
+		}
+	}
+	return id
+}
+
+// RunDelta returns the identity's increments in run, nil when it got
+// none (or TrackDelta is off).
+func (id *Identity[K]) RunDelta(run uint64) []uint64 {
+	if id.DeltaRun != run {
+		return nil
+	}
+	return id.Delta
+}
+
 // Identity returns the identity a series feeds, nil if none.
 func (s *Series[K, M]) Identity() *Identity[K] { return s.id }
 
