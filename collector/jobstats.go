@@ -56,7 +56,6 @@ type identityKey [len(identityLabelNames)]string
 type seriesMeta struct {
 	resolved bool
 	outcome  jobid.Outcome
-	full     jobid.Identity
 }
 
 type jobAccumulator = rates.Accumulator[identityKey, seriesMeta]
@@ -78,6 +77,7 @@ type jobTarget struct {
 	group             *jobGroup
 	ops               map[string]int // op name → index in opList
 	opList            []opSlots
+	trackAll          bool // keep every slot's increments (series cap on)
 	outcomes          [jobid.NumOutcomes]uint64
 	malformedLines    uint64
 	duplicates        uint64
@@ -231,7 +231,7 @@ func (c *jobstatsCollector) route(param string) lctl.SectionParser {
 	}
 	t, ok := c.targets[param]
 	if !ok {
-		t = &jobTarget{component: component, target: target, ops: map[string]int{}}
+		t = &jobTarget{component: component, target: target, ops: map[string]int{}, trackAll: c.maxSeries > 0}
 		c.targets[param] = t
 		c.order = append(c.order, t)
 	}
@@ -308,6 +308,12 @@ func (t *jobTarget) slotsFor(op *lctl.OpStat) *opSlots {
 	if op.Unit == lctl.UnitBytes || op.Unit == lctl.UnitUsecs {
 		s.sum = t.group.Slot(op.Op + " sum")
 	}
+	// Increments per run: the rate density needs the samples and the
+	// bytes; folding into "_other" under a series cap needs everything.
+	t.group.TrackDelta(s.samples)
+	if s.sum >= 0 && (op.Unit == lctl.UnitBytes || t.trackAll) {
+		t.group.TrackDelta(s.sum)
+	}
 	t.ops[op.Op] = len(t.opList)
 	t.opList = append(t.opList, s)
 	return &t.opList[len(t.opList)-1]
@@ -347,7 +353,7 @@ func (c *jobstatsCollector) resolvePending() {
 }
 
 func (c *jobstatsCollector) attach(t *jobTarget, s *jobSeries, full jobid.Identity, outcome jobid.Outcome) {
-	s.Meta = seriesMeta{resolved: true, outcome: outcome, full: full}
+	s.Meta = seriesMeta{resolved: true, outcome: outcome}
 	t.outcomes[outcome]++
 	switch {
 	case outcome.Kept() && !c.filter.allows(full):
@@ -372,11 +378,14 @@ func (c *jobstatsCollector) trimKnown() {
 	if c.known.Len() <= 2*live+1000 {
 		return
 	}
+	// Trusted ids normalize the same without context: no need to keep
+	// each one's identity beside its series.
 	c.known = jobid.NewKnown()
 	for _, t := range c.order {
 		t.group.EachSeries(func(s *jobSeries) {
 			if s.Meta.resolved && s.Meta.outcome.Trusted() {
-				c.known.Add(s.Meta.full)
+				full, _ := c.normalizer.Normalize([]byte(s.Key), nil)
+				c.known.Add(full)
 			}
 		})
 	}

@@ -139,21 +139,21 @@ func (c *jobstatsCollector) summarize() {
 		t.visible = nil
 		ids := t.group.Identities()
 		var hists []*densityHist
-		var slotHist []*densityHist // by slot
+		var deltaHist []*densityHist // by index in Identity.Delta
 		if interval > 0 && c.bounds != nil {
-			slotHist = make([]*densityHist, len(t.group.SlotNames()))
+			deltaHist = make([]*densityHist, len(t.group.SlotNames()))
 			for i := range t.opList {
 				o := &t.opList[i]
 				switch o.op {
 				case "read_bytes", "write_bytes":
 					if o.sum >= 0 {
 						h := &densityHist{op: o.op[:len(o.op)-len("_bytes")], bytes: true, below: make([]uint64, len(c.bounds))}
-						slotHist[o.sum] = h
+						deltaHist[t.group.DeltaIndex(o.sum)] = h
 						hists = append(hists, h)
 					}
 				default:
 					h := &densityHist{op: o.op, below: make([]uint64, len(c.bounds))}
-					slotHist[o.samples] = h
+					deltaHist[t.group.DeltaIndex(o.samples)] = h
 					hists = append(hists, h)
 				}
 			}
@@ -165,12 +165,12 @@ func (c *jobstatsCollector) summarize() {
 			if id.SeenInRun(run) {
 				t.active++
 			}
-			if slotHist == nil {
+			if deltaHist == nil {
 				continue
 			}
-			for slot, d := range id.RunDelta(run) {
-				if d > 0 && slot < len(slotHist) && slotHist[slot] != nil {
-					slotHist[slot].observe(c.bounds, float64(d)/interval)
+			for di, d := range id.RunDelta(run) {
+				if d > 0 && deltaHist[di] != nil {
+					deltaHist[di].observe(c.bounds, float64(d)/interval)
 				}
 			}
 		}
@@ -190,20 +190,22 @@ func (c *jobstatsCollector) capSeries(t *jobTarget, run uint64, otherKey identit
 	if len(ids) <= c.maxSeries {
 		return
 	}
-	var byteSlots []int
+	isBytes := make([]bool, len(t.group.SlotNames()))
+	isSamples := make([]bool, len(t.group.SlotNames()))
 	for _, o := range t.opList {
 		if (o.op == "read_bytes" || o.op == "write_bytes") && o.sum >= 0 {
-			byteSlots = append(byteSlots, o.sum)
+			isBytes[t.group.DeltaIndex(o.sum)] = true
 		}
+		isSamples[t.group.DeltaIndex(o.samples)] = true
 	}
 	score := func(id *jobIdentity) float64 {
 		var bytes, ops float64
-		for slot, d := range id.RunDelta(run) {
-			ops += float64(d)
-			for _, b := range byteSlots {
-				if b == slot {
-					bytes += float64(d)
-				}
+		for di, d := range id.RunDelta(run) {
+			switch {
+			case isBytes[di]:
+				bytes += float64(d)
+			case isSamples[di]:
+				ops += float64(d)
 			}
 		}
 		s := bytes*1e6 + ops // bytes first, operations break ties
@@ -234,11 +236,11 @@ func (c *jobstatsCollector) capSeries(t *jobTarget, run uint64, otherKey identit
 		case shown[id]:
 			visible = append(visible, id)
 		default:
-			for slot, d := range id.RunDelta(run) {
-				if slot >= len(fold) {
-					fold = append(fold, make([]uint64, slot+1-len(fold))...)
+			for di, d := range id.RunDelta(run) {
+				if di >= len(fold) {
+					fold = append(fold, make([]uint64, di+1-len(fold))...)
 				}
-				fold[slot] += d
+				fold[di] += d
 			}
 		}
 	}

@@ -6,13 +6,15 @@ import "strings"
 // the repairs of broken ids: by job, and by (uid, node) for ids whose job
 // field was damaged.
 type Known struct {
-	byJob     map[string][]Identity
-	byUIDNode map[[2]string][]Identity
+	byJob map[string][]Identity
+	// byUIDNode lists the jobs of each (uid, node), for ids whose job
+	// field is the damaged one.
+	byUIDNode map[[2]string][]string
 }
 
 // NewKnown returns an empty set.
 func NewKnown() *Known {
-	return &Known{byJob: map[string][]Identity{}, byUIDNode: map[[2]string][]Identity{}}
+	return &Known{byJob: map[string][]Identity{}, byUIDNode: map[[2]string][]string{}}
 }
 
 // Add records a trusted identity (see Outcome.Trusted). Ids without a real
@@ -28,7 +30,7 @@ func (k *Known) Add(id Identity) {
 	}
 	k.byJob[id.Job] = append(k.byJob[id.Job], id)
 	key := [2]string{id.UID, id.Node}
-	k.byUIDNode[key] = append(k.byUIDNode[key], id)
+	k.byUIDNode[key] = append(k.byUIDNode[key], id.Job)
 }
 
 // Len returns the number of identities held.
@@ -104,7 +106,11 @@ func (k *Known) candidates(fields []Code, vals []string, merged int) []Identity 
 	}
 	var pool []Identity
 	if fields[merged] == CodeJob {
-		pool = k.byUIDNode[[2]string{want.UID, want.Node}]
+		for _, job := range k.byUIDNode[[2]string{want.UID, want.Node}] {
+			if wildEqual(want.Job, job) {
+				pool = append(pool, k.byJob[job]...)
+			}
+		}
 	} else {
 		pool = k.byJob[want.Job]
 	}

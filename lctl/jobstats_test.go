@@ -165,7 +165,7 @@ func TestCorpusGolden(t *testing.T) {
 
 func TestFixturesGolden(t *testing.T) {
 	dir := corpus.Fixtures(t, "lustre")
-	files, err := filepath.Glob(filepath.Join(dir, "*.txt"))
+	files, err := filepath.Glob(filepath.Join(dir, "jobstats-*.txt"))
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no fixtures in %s: %v", dir, err)
 	}

@@ -32,6 +32,14 @@ type Accumulator[K comparable, M any] struct {
 	run     uint64
 	now     time.Time
 	prevRun time.Time
+	// runTimes maps recent run numbers to their times, so that series and
+	// identities need only remember the run they were last seen in.
+	runTimes []runTime
+}
+
+type runTime struct {
+	run uint64
+	t   time.Time
 }
 
 // New returns an Accumulator that forgets identities and raw series unseen
@@ -47,14 +55,17 @@ type Group[K comparable, M any] struct {
 
 	slotNames []string
 	slots     map[string]int
+	// deltaIndex maps a slot to its place in Identity.Delta, -1 for slots
+	// whose increments are not tracked.
+	deltaIndex []int
+	nDelta     int
 
 	series  map[string]*Series[K, M]
 	ids     map[K]*Identity[K]
 	idOrder []*Identity[K]
 	pending []*Series[K, M]
 
-	lastRun  uint64
-	lastSeen time.Time
+	lastRun uint64
 }
 
 // Series is the state of one raw series.
@@ -68,7 +79,6 @@ type Series[K comparable, M any] struct {
 	observed []bool
 	start    float64
 	run      uint64
-	lastSeen time.Time
 	restart  bool // start time changed this run: every slot restarted
 }
 
@@ -78,14 +88,14 @@ type Identity[K comparable] struct {
 	// Totals are the monotonic counters, one per slot of the group.
 	Totals []uint64
 	// Delta holds the increments added in the latest run that touched the
-	// identity (DeltaRun), for rates over the last interval.
+	// identity (DeltaRun), for rates over the last interval, in the order
+	// of the slots given to TrackDelta.
 	Delta    []uint64
 	DeltaRun uint64
 	// Created is the Unix time the identity's first raw series started
 	// (0 when Lustre does not say); it never changes afterwards.
-	Created  float64
-	lastRun  uint64
-	lastSeen time.Time
+	Created float64
+	lastRun uint64
 }
 
 // BeginRun starts a run of observations at now.
@@ -93,6 +103,7 @@ func (a *Accumulator[K, M]) BeginRun(now time.Time) {
 	a.run++
 	a.prevRun = a.now
 	a.now = now
+	a.runTimes = append(a.runTimes, runTime{a.run, now})
 }
 
 // Run returns the number of the current run (1 for the first).
@@ -118,7 +129,7 @@ func (a *Accumulator[K, M]) Group(name string) *Group[K, M] {
 		a.groups[name] = g
 		a.order = append(a.order, g)
 	}
-	g.lastRun, g.lastSeen = a.run, a.now
+	g.lastRun = a.run
 	return g
 }
 
@@ -133,8 +144,23 @@ func (g *Group[K, M]) Slot(name string) int {
 	i := len(g.slotNames)
 	g.slots[name] = i
 	g.slotNames = append(g.slotNames, name)
+	g.deltaIndex = append(g.deltaIndex, -1)
 	return i
 }
+
+// TrackDelta keeps the increments of slot in Identity.Delta (when the
+// Accumulator's TrackDelta is on) and returns its index there. Only the
+// slots asked for cost memory.
+func (g *Group[K, M]) TrackDelta(slot int) int {
+	if g.deltaIndex[slot] < 0 {
+		g.deltaIndex[slot] = g.nDelta
+		g.nDelta++
+	}
+	return g.deltaIndex[slot]
+}
+
+// DeltaIndex returns where slot's increments are in Identity.Delta, or -1.
+func (g *Group[K, M]) DeltaIndex(slot int) int { return g.deltaIndex[slot] }
 
 // SlotNames returns the names of the group's slots by index.
 func (g *Group[K, M]) SlotNames() []string { return g.slotNames }
@@ -166,7 +192,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 	if start != 0 {
 		s.start = start
 	}
-	s.run, s.lastSeen = g.acc.run, g.acc.now
+	s.run = g.acc.run
 	if s.id == nil {
 		g.pending = append(g.pending, s)
 	} else {
@@ -178,8 +204,9 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 // Set records the value of one slot of s in this run.
 func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 	if slot >= len(s.last) {
-		s.last = grow(s.last, slot+1)
-		s.observed = growBool(s.observed, slot+1)
+		// Sized for every slot the group has: one allocation, no slack.
+		s.last = grow(s.last, len(g.slotNames))
+		s.observed = growBool(s.observed, len(g.slotNames))
 	}
 	prev, seen := s.last[slot], s.observed[slot]
 	s.last[slot], s.observed[slot] = v, true
@@ -198,23 +225,23 @@ func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 
 func (g *Group[K, M]) add(id *Identity[K], slot int, d uint64) {
 	if slot >= len(id.Totals) {
-		id.Totals = grow(id.Totals, slot+1)
+		id.Totals = grow(id.Totals, len(g.slotNames))
 	}
 	id.Totals[slot] += d
-	if g.acc.TrackDelta {
+	if di := g.deltaIndex[slot]; g.acc.TrackDelta && di >= 0 {
 		if id.DeltaRun != g.acc.run {
 			clear(id.Delta)
 			id.DeltaRun = g.acc.run
 		}
-		if slot >= len(id.Delta) {
-			id.Delta = grow(id.Delta, slot+1)
+		if di >= len(id.Delta) {
+			id.Delta = grow(id.Delta, g.nDelta)
 		}
-		id.Delta[slot] += d
+		id.Delta[di] += d
 	}
 }
 
 // Touch marks id as seen in this run without adding to it.
-func (g *Group[K, M]) touch(id *Identity[K]) { id.lastRun, id.lastSeen = g.acc.run, g.acc.now }
+func (g *Group[K, M]) touch(id *Identity[K]) { id.lastRun = g.acc.run }
 
 // EndSection ends the group's observations in this run. When complete,
 // the raw series not observed are gone at the source (Lustre dropped the
@@ -261,7 +288,8 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	return id
 }
 
-// Fold adds increments, one per slot, to the identity key, which raw
+// Fold adds increments, one per tracked slot in the order of Delta, to the
+// identity key, which raw
 // series need not feed: an aggregate such as the "_other" of identities
 // without series of their own. Its totals grow by exactly what is folded
 // into it, so they stay monotonic whoever is folded in from run to run.
@@ -273,9 +301,9 @@ func (g *Group[K, M]) Fold(key K, delta []uint64) *Identity[K] {
 		g.idOrder = append(g.idOrder, id)
 	}
 	g.touch(id)
-	for slot, d := range delta {
-		if d != 0 {
-			g.add(id, slot, d)
+	for slot, di := range g.deltaIndex {
+		if di >= 0 && di < len(delta) && delta[di] != 0 {
+			g.add(id, slot, delta[di])
 		}
 	}
 	return id
@@ -306,23 +334,36 @@ func (g *Group[K, M]) EachSeries(f func(*Series[K, M])) {
 // EndRun finishes a run: pending series not resolved stay unattached, and
 // state unseen for the TTL is forgotten.
 func (a *Accumulator[K, M]) EndRun() {
+	// Everything last seen in a run up to cutoffRun is older than the TTL.
 	cutoff := a.now.Add(-a.ttl)
+	var cutoffRun uint64
+	drop := 0
+	for i, rt := range a.runTimes {
+		if !rt.t.Before(cutoff) {
+			break
+		}
+		cutoffRun, drop = rt.run, i
+	}
+	a.runTimes = a.runTimes[drop:]
 	keptGroups := a.order[:0]
 	for _, g := range a.order {
 		g.pending = g.pending[:0]
-		if g.lastSeen.Before(cutoff) {
+		if g.lastRun <= cutoffRun {
 			delete(a.groups, g.Name)
 			continue
 		}
 		keptGroups = append(keptGroups, g)
+		if cutoffRun == 0 {
+			continue
+		}
 		for key, s := range g.series {
-			if s.lastSeen.Before(cutoff) {
+			if s.run <= cutoffRun {
 				delete(g.series, key)
 			}
 		}
 		kept := g.idOrder[:0]
 		for _, id := range g.idOrder {
-			if id.lastSeen.Before(cutoff) {
+			if id.lastRun <= cutoffRun {
 				delete(g.ids, id.Key)
 				continue
 			}
@@ -339,11 +380,14 @@ func (a *Accumulator[K, M]) EndRun() {
 // current run.
 func (id *Identity[K]) SeenInRun(run uint64) bool { return id.lastRun == run }
 
+// grow returns s extended to n. Slices are sized exactly: a group's slots
+// rarely change after its first output, and a hundred thousand slices of
+// slack would cost more than the rare reallocation.
 func grow(s []uint64, n int) []uint64 {
 	if n <= cap(s) {
 		return s[:n]
 	}
-	out := make([]uint64, n, n+n/4)
+	out := make([]uint64, n)
 	copy(out, s)
 	return out
 }
@@ -352,7 +396,7 @@ func growBool(s []bool, n int) []bool {
 	if n <= cap(s) {
 		return s[:n]
 	}
-	out := make([]bool, n, n+n/4)
+	out := make([]bool, n)
 	copy(out, s)
 	return out
 }
