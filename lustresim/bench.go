@@ -6,7 +6,7 @@ import (
 )
 
 // BenchTime is the moment benchmark outputs are printed at.
-var BenchTime = time.Unix(1_800_000_000, 0)
+var BenchTime = time.Unix(1_700_003_600, 0)
 
 // JobStatsText returns the get_param output of one OST holding n jobs, all
 // active, at BenchTime plus offset: the input of the parse benchmarks.

@@ -71,6 +71,9 @@ type entry struct {
 	rawID  string
 	shape  Shape
 	ops    []op
+	// phase shifts the entry's activity against its job's: the churn job's
+	// entries take turns.
+	phase float64
 }
 
 // jobsAt returns the jobs that may have entries at t.
@@ -81,7 +84,7 @@ func (s *Sim) jobsAt(t float64) []*Job {
 	const maxAge = lifetimeMax + 3600 // a job plus its cleanup, generously
 	first := int64(math.Floor((t - maxAge - s.origin) / epochLength))
 	last := int64(math.Floor((t - s.origin) / epochLength))
-	var out []*Job
+	out := append([]*Job(nil), s.special...)
 	for e := first; e <= last; e++ {
 		for _, j := range s.epoch(e) {
 			if j.Arrive <= t && t < j.Leave+s.cfg.Cleanup.Seconds() {

@@ -39,6 +39,9 @@ type Config struct {
 	Dialect Dialect
 	// JobIDName is what get_param jobid_name prints.
 	JobIDName string
+	// Special adds the demo's fixed jobs: one whose ids churn and whose
+	// counters restart, one storming the MDT (special.go).
+	Special bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -59,7 +62,7 @@ const (
 // DemoConfig is the server --demo shows: 2 MDTs, 8 OSTs, a few hundred
 // jobs, entries cleaned after two idle minutes.
 func DemoConfig() Config {
-	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute, JobIDName: "%j:%u:%H"}
+	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute, JobIDName: "%j:%u:%H", Special: true}
 }
 
 // Sim is a simulated server.
@@ -67,8 +70,9 @@ type Sim struct {
 	cfg    Config
 	origin float64 // Unix seconds; job arrivals are laid out from here
 
-	mu     sync.Mutex
-	epochs map[int64][]*Job
+	mu      sync.Mutex
+	epochs  map[int64][]*Job
+	special []*Job // the demo's fixed jobs (special.go)
 }
 
 // New returns a simulated server.
@@ -85,7 +89,11 @@ func New(cfg Config) *Sim {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Sim{cfg: cfg, origin: 1.7e9, epochs: map[int64][]*Job{}}
+	s := &Sim{cfg: cfg, origin: 1.7e9, epochs: map[int64][]*Job{}}
+	if cfg.Special {
+		s.special = s.specialJobs()
+	}
+	return s
 }
 
 var (

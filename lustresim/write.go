@@ -70,12 +70,16 @@ func histLabel(size uint64) string {
 }
 
 // writeEntry writes one "- job_id:" entry at time t, if Lustre holds it.
+// An entry's times are its job's shifted by its phase.
 func (s *Sim) writeEntry(w *writer, j *Job, e *entry, t float64) {
+	t -= e.phase
 	start, ok := s.lifetime(j, t)
 	if !ok {
 		return
 	}
 	last, _ := j.lastActive(t)
+	start, last = start+e.phase, last+e.phase
+	t += e.phase
 	modern := s.cfg.Dialect == Lustre215
 	w.str("- ")
 	w.key("", "job_id")
@@ -99,7 +103,7 @@ func (s *Sim) writeEntry(w *writer, j *Job, e *entry, t float64) {
 		w.nl()
 	}
 	for _, o := range e.ops {
-		n, sum := j.samples(o, start, t)
+		n, sum := j.samples(o, start-e.phase, t-e.phase)
 		w.key("  ", o.name)
 		w.str("{ samples: ")
 		w.padded(n, 11)

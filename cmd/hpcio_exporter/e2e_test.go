@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -259,5 +260,25 @@ func TestEndToEndDemo(t *testing.T) {
 	second, _ := e.scrape(t, nil)
 	if first == second {
 		t.Error("demo metrics did not change in a second")
+	}
+	// The ground truth endpoint knows the demo's special jobs.
+	resp, err := http.Get("http://" + e.addr + "/demo/truth")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var truth []struct {
+		JobID string  `json:"jobid"`
+		Write float64 `json:"write_bytes_per_second"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&truth); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, j := range truth {
+		found = found || j.JobID == "90000001" && j.Write == 64<<20
+	}
+	if len(truth) < 100 || !found {
+		t.Errorf("truth lists %d jobs, churn job found: %v", len(truth), found)
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/handler"
+	"github.com/hpcio/hpcio_exporter/lustresim"
 )
 
 type serveOptions struct {
@@ -63,6 +65,14 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 			return fmt.Errorf("landing page: %w", err)
 		}
 		mux.Handle("/", landing)
+	}
+	if opts.demo {
+		// The simulator's ground truth, for tests that check the numbers
+		// Prometheus computes from the demo (deploy/'s end-to-end test).
+		mux.HandleFunc("/demo/truth", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(lustresim.Default().Truth(time.Now()))
+		})
 	}
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := web.ListenAndServe(server, opts.webConfig, logger); err != nil {
