@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
 )
 
@@ -41,6 +42,25 @@ func freeAddress(t testing.TB) string {
 	}
 	defer l.Close()
 	return l.Addr().String()
+}
+
+// onlyCollectors returns the flags that enable the named collectors and
+// disable every other, so that a test's output does not change when a
+// collector is added.
+func onlyCollectors(names ...string) []string {
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	var flags []string
+	for _, n := range collector.Names() {
+		if want[n] {
+			flags = append(flags, "--collector."+n)
+		} else {
+			flags = append(flags, "--no-collector."+n)
+		}
+	}
+	return flags
 }
 
 // fakeLctl writes an lctl that runs body (a shell script) and returns its path.
@@ -166,7 +186,7 @@ func TestEndToEndFixture(t *testing.T) {
 	bin := buildExporter(t)
 	fixture := filepath.Join(corpus.Fixtures(t, "lustre"), "jobstats-edge.txt")
 	lctl := fakeLctl(t, "cat "+fixture)
-	e := startExporter(t, bin, "--lustre.lctl-path="+lctl)
+	e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+lctl)...)
 	text, header := e.scrape(t, nil)
 	if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("content type %q", ct)
@@ -206,7 +226,7 @@ func TestEndToEndBadLctl(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			e := startExporter(t, bin, "--lustre.lctl-path="+c.lctl)
+			e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+c.lctl)...)
 			for i := 0; i < 2; i++ {
 				begin := time.Now()
 				text, _ := e.scrape(t, c.header)

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hpcio/hpcio_exporter/dayu"
+)
+
+// hpcio_exporter dayu graph DIR [--format=dot|mermaid]: the dataflow of one
+// workflow run, the picture users of these stats draw first. Reading and
+// drawing live in package dayu; this only wires the command line.
+func init() {
+	c := dayuCmd.Command("graph", "Print the dataflow of one workflow run's DaYu stats: stages and files, reads as file -> stage and writes as stage -> file, edges labelled and weighted by bytes. Files that cannot be read are reported on stderr and left out.")
+	dir := c.Arg("dir", "Directory of one workflow run: its VOL/VFD stats files (YAML or JSON) and stage map.").Required().String()
+	format := c.Flag("format", "Output format: dot (Graphviz) or mermaid (a Markdown code block).").Default(string(dayu.GraphDOT)).
+		Enum(string(dayu.GraphDOT), string(dayu.GraphMermaid))
+	addCommand(c, func() error { return runDayuGraph(os.Stdout, os.Stderr, *dir, dayu.GraphFormat(*format)) })
+}
+
+func runDayuGraph(stdout, stderr io.Writer, dir string, format dayu.GraphFormat) error {
+	w, failed, err := dayu.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	for _, f := range failed {
+		fmt.Fprintf(stderr, "skipped: %v\n", f)
+	}
+	if len(w.Stages) == 0 {
+		return fmt.Errorf("no readable DaYu stats files in %s", dir)
+	}
+	return dayu.WriteGraph(stdout, w, format)
+}

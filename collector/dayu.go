@@ -1,0 +1,470 @@
+package collector
+
+// The dayu collector exports the HDF5 VOL/VFD stats that the DaYu tracker
+// writes for each task of a workflow: per stage, the bytes and operations
+// read and written by memory type, the metadata share, datasets and files
+// touched, wall time and tracker overhead; and the dataflow between stages
+// and files as edges that Grafana's node graph panel can draw.
+//
+// Every sub-directory of a --dayu.dir is one workflow run. On each scrape
+// the collector lists those directories again (a readdir and a stat per
+// file, cheap next to a scrape) and parses only the files whose size or
+// modification time changed since it last read them; a workflow whose files
+// did not change keeps its assembled model. A file that fails to parse is
+// counted once per version in dayu_files_failed_total{reason}, logged, and
+// left out; the rest of its workflow is exported.
+//
+// Drawing the dataflow in Grafana: add a Node graph panel with one instant
+// Prometheus query, format Table, that gives each edge an id, a source and a
+// target:
+//
+//	label_join(
+//	    label_replace(label_replace(
+//	      sum by (stage, file, direction) (dayu_dataflow_bytes_total{workflow="$workflow", direction="write"}),
+//	      "source", "$1", "stage", "(.*)"), "target", "$1", "file", "(.*)")
+//	  or
+//	    label_replace(label_replace(
+//	      sum by (stage, file, direction) (dayu_dataflow_bytes_total{workflow="$workflow", direction="read"}),
+//	      "source", "$1", "file", "(.*)"), "target", "$1", "stage", "(.*)"),
+//	  "id", " -> ", "source", "target")
+//
+// and an "Organize fields" transformation that keeps id, source and target
+// and renames Value to mainstat (unit: bytes). With an edges frame alone the
+// panel makes the nodes itself, titled by their ids (stage names and file
+// base names). Reads point from file to stage, writes from stage to file.
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hpcio/hpcio_exporter/dayu"
+)
+
+var (
+	// dayuDirs are the directories of workflow runs; empty leaves the
+	// collector out.
+	dayuDirs []string
+	// dayuMaxFiles caps the file base names exported as labels per workflow.
+	dayuMaxFiles = 64
+)
+
+// dayuOtherFile is the file label of the edges of files past the cap.
+const dayuOtherFile = "_other"
+
+func init() {
+	register("dayu", true, newDayuCollector)
+	addFlags(func(a *kingpin.Application) {
+		a.Flag("dayu.dir", "Directory holding one sub-directory per workflow run with DaYu VOL/VFD stats (YAML or JSON) and stage maps; repeat for several. The dayu collector is off without it.").
+			StringsVar(&dayuDirs)
+		a.Flag("dayu.max-files", "Most file base names per workflow exported as labels of the dataflow; the edges of the other files are summed under file=\""+dayuOtherFile+"\".").
+			Default(strconv.Itoa(dayuMaxFiles)).IntVar(&dayuMaxFiles)
+	})
+}
+
+var (
+	dayuStageLabels = []string{"workflow", "stage", "pid"}
+	dayuEdgeLabels  = []string{"workflow", "stage", "file", "direction"}
+
+	dayuIOBytesDesc = prometheus.NewDesc("dayu_stage_io_bytes_total",
+		"Bytes the stage's tasks read or wrote through the HDF5 VFD, by direction (read, write), HDF5 memory type (DRAW is raw data, OHDR, SUPER, BTREE, LHEAP metadata) and kind (data, metadata).",
+		append(append([]string{}, dayuStageLabels...), "direction", "mem_type", "kind"), nil)
+	dayuIOOpsDesc = prometheus.NewDesc("dayu_stage_io_operations_total",
+		"Read or write operations of the stage's tasks through the HDF5 VFD, by direction, memory type and kind.",
+		append(append([]string{}, dayuStageLabels...), "direction", "mem_type", "kind"), nil)
+	dayuMetaBytesDesc = prometheus.NewDesc("dayu_stage_metadata_bytes_ratio",
+		"Share of the stage's VFD bytes, read and written, that were HDF5 metadata (0-1).", dayuStageLabels, nil)
+	dayuMetaOpsDesc = prometheus.NewDesc("dayu_stage_metadata_operations_ratio",
+		"Share of the stage's VFD operations, reads and writes, that were HDF5 metadata (0-1).", dayuStageLabels, nil)
+	dayuDatasetsDesc = prometheus.NewDesc("dayu_stage_datasets_touched",
+		"Distinct HDF5 datasets (file base name and dataset name) the stage opened.", dayuStageLabels, nil)
+	dayuFilesDesc = prometheus.NewDesc("dayu_stage_files_touched",
+		"Distinct files, by base name, the stage opened.", dayuStageLabels, nil)
+	dayuWallDesc = prometheus.NewDesc("dayu_stage_wall_seconds",
+		"Time from the stage's first file open to its last file close.", dayuStageLabels, nil)
+	dayuStartDesc = prometheus.NewDesc("dayu_stage_start_timestamp_seconds",
+		"When the stage first opened a file, in seconds since the epoch.", dayuStageLabels, nil)
+	dayuOrderDesc = prometheus.NewDesc("dayu_stage_order",
+		"Position of the stage in the workflow's stage map (task_to_file or task_order_list), from 0; absent without one.", dayuStageLabels, nil)
+	dayuOverheadDesc = prometheus.NewDesc("dayu_stage_tracker_overhead_seconds_total",
+		"Time the DaYu tracker itself spent in the stage's tasks, by HDF5 layer (vol, vfd).",
+		append(append([]string{}, dayuStageLabels...), "layer"), nil)
+	dayuFlowBytesDesc = prometheus.NewDesc("dayu_dataflow_bytes_total",
+		"Bytes on one edge of the workflow's dataflow: a stage reading a file (direction=read, file -> stage) or writing one (direction=write, stage -> file), data and metadata.",
+		dayuEdgeLabels, nil)
+	dayuFlowOpsDesc = prometheus.NewDesc("dayu_dataflow_operations_total",
+		"Operations on one edge of the workflow's dataflow.", dayuEdgeLabels, nil)
+	dayuStagesDesc = prometheus.NewDesc("dayu_workflow_stages",
+		"Stages (tasks: a stage name in one process) of the workflow.", []string{"workflow"}, nil)
+	dayuWorkflowFilesDesc = prometheus.NewDesc("dayu_workflow_files",
+		"Distinct files, by base name, that the workflow's stages opened.", []string{"workflow"}, nil)
+	dayuFoldedDesc = prometheus.NewDesc("dayu_workflow_folded_files",
+		"Files of the dataflow past --dayu.max-files, whose edges are summed under file=\""+dayuOtherFile+"\".", []string{"workflow"}, nil)
+	dayuSourcesDesc = prometheus.NewDesc("dayu_workflow_tracker_files",
+		"Stats files and stage maps of the workflow that were read successfully.", []string{"workflow"}, nil)
+	dayuChangedDesc = prometheus.NewDesc("dayu_workflow_last_change_timestamp_seconds",
+		"Modification time of the workflow's newest tracker file, in seconds since the epoch.", []string{"workflow"}, nil)
+	dayuFailedDesc = prometheus.NewDesc("dayu_files_failed_total",
+		"Tracker files skipped because they could not be read, by reason (read_error, too_large, empty, syntax, truncated, not_stats); each version of a file counts once.",
+		[]string{"reason"}, nil)
+)
+
+type dayuCollector struct {
+	logger   *slog.Logger
+	dirs     []string
+	maxFiles int
+
+	mu        sync.Mutex
+	files     map[string]*dayuFile     // by path
+	workflows map[string]*dayuWorkflow // by directory
+	failures  map[dayu.Reason]float64
+	parses    int // files parsed, for tests of the cache
+}
+
+// dayuFile is one tracker file as last read.
+type dayuFile struct {
+	size  int64
+	mtime time.Time
+	stats *dayu.StatsFile
+	smap  *dayu.StageMap
+	err   error
+}
+
+// dayuWorkflow is an assembled workflow and the file versions it came from.
+type dayuWorkflow struct {
+	fingerprint string
+	model       *dayu.Workflow
+	edges       []dayu.Edge // capped
+	folded      int
+	files       int // distinct file base names
+	sources     int
+	changed     time.Time
+}
+
+func newDayuCollector(env Env) (Collector, error) {
+	if len(dayuDirs) == 0 {
+		return nil, ErrNotConfigured
+	}
+	if dayuMaxFiles < 1 {
+		return nil, fmt.Errorf("--dayu.max-files must be at least 1, not %d", dayuMaxFiles)
+	}
+	return &dayuCollector{
+		logger:    env.Logger,
+		dirs:      append([]string(nil), dayuDirs...),
+		maxFiles:  dayuMaxFiles,
+		files:     map[string]*dayuFile{},
+		workflows: map[string]*dayuWorkflow{},
+		failures:  map[dayu.Reason]float64{},
+	}, nil
+}
+
+func (c *dayuCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx := s.Context()
+	out := newDayuEmitter(ch)
+	seenFiles := map[string]bool{}
+	seenDirs := map[string]bool{}
+	names := map[string]string{} // workflow label -> directory
+	var errs []error
+	for _, root := range c.dirs {
+		dirs, err := dayuWorkflowDirs(root)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for _, dir := range dirs {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			name := filepath.Base(dir)
+			if other, dup := names[name]; dup {
+				c.logger.Warn("two workflow directories with one name; exporting the first", "workflow", name, "first", other, "skipped", dir)
+				continue
+			}
+			names[name] = dir
+			seenDirs[dir] = true
+			wf, err := c.workflow(dir, name, seenFiles)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			c.emit(out, wf)
+		}
+	}
+	for p := range c.files {
+		if !seenFiles[p] {
+			delete(c.files, p)
+		}
+	}
+	for d := range c.workflows {
+		if !seenDirs[d] {
+			delete(c.workflows, d)
+		}
+	}
+	for _, r := range dayu.Reasons {
+		out.metric(dayuFailedDesc, prometheus.CounterValue, c.failures[r], string(r))
+	}
+	return errors.Join(errs...)
+}
+
+// dayuWorkflowDirs lists the sub-directories of root, following symlinks.
+func dayuWorkflowDirs(root string) ([]string, error) {
+	entries, err := os.ReadDir(root)
+	if err != nil {
+		return nil, err
+	}
+	var dirs []string
+	for _, e := range entries {
+		p := filepath.Join(root, e.Name())
+		if e.IsDir() {
+			dirs = append(dirs, p)
+		} else if e.Type()&os.ModeSymlink != 0 {
+			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+				dirs = append(dirs, p)
+			}
+		}
+	}
+	return dirs, nil
+}
+
+// workflow returns the assembled workflow of dir, parsing only files that
+// changed since the last scrape.
+func (c *dayuCollector) workflow(dir, name string, seen map[string]bool) (*dayuWorkflow, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var fp strings.Builder
+	var maps []*dayu.StageMap
+	var stats []*dayu.StatsFile
+	var changed time.Time
+	for _, e := range entries {
+		kind := dayu.KindOf(e.Name())
+		if kind == dayu.KindOther || !(e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0) {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Stat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		seen[p] = true
+		f := c.files[p]
+		if f == nil || f.size != fi.Size() || !f.mtime.Equal(fi.ModTime()) {
+			f = c.parse(p, kind, fi)
+			c.files[p] = f
+		}
+		fmt.Fprintf(&fp, "%s\x00%d\x00%d\x00", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		if f.err != nil {
+			continue
+		}
+		if fi.ModTime().After(changed) {
+			changed = fi.ModTime()
+		}
+		if f.smap != nil {
+			maps = append(maps, f.smap)
+		}
+		if f.stats != nil {
+			stats = append(stats, f.stats)
+		}
+	}
+	if wf := c.workflows[dir]; wf != nil && wf.fingerprint == fp.String() {
+		return wf, nil
+	}
+	model := dayu.Assemble(name, maps, stats)
+	wf := &dayuWorkflow{fingerprint: fp.String(), model: model, sources: len(maps) + len(stats), changed: changed}
+	wf.edges, wf.folded = dayuCapFiles(model.Dataflow(), c.maxFiles)
+	files := map[string]bool{}
+	for _, s := range model.Stages {
+		for _, f := range s.Files {
+			files[f.Name] = true
+		}
+	}
+	wf.files = len(files)
+	c.workflows[dir] = wf
+	return wf, nil
+}
+
+func (c *dayuCollector) parse(path string, kind dayu.FileKind, fi os.FileInfo) *dayuFile {
+	c.parses++
+	f := &dayuFile{size: fi.Size(), mtime: fi.ModTime()}
+	data, err := dayu.ReadFile(path)
+	if err == nil {
+		switch kind {
+		case dayu.KindStageMap:
+			f.smap, err = dayu.ParseStageMap(path, data)
+		case dayu.KindStats:
+			f.stats, err = dayu.ParseStats(path, data)
+			if err == nil {
+				// Page ranges are for the graph command; metrics never use them.
+				f.stats.DropPageRanges()
+			}
+		}
+	}
+	if err != nil {
+		f.err = err
+		reason := dayu.ReasonOf(err)
+		c.failures[reason]++
+		c.logger.Warn("skipping DaYu tracker file", "file", path, "reason", string(reason), "err", err)
+	}
+	return f
+}
+
+// dayuCapFiles keeps the edges of the maxFiles files that move the most
+// bytes and sums the others per stage and direction under dayuOtherFile. A
+// file that is literally named like the bucket goes into it, so that no two
+// series can share labels.
+func dayuCapFiles(edges []dayu.Edge, maxFiles int) ([]dayu.Edge, int) {
+	total := map[string]int64{}
+	for _, e := range edges {
+		total[e.File] += e.Bytes
+	}
+	names := make([]string, 0, len(total))
+	for n := range total {
+		if n != dayuOtherFile {
+			names = append(names, n)
+		}
+	}
+	if len(names) <= maxFiles && total[dayuOtherFile] == 0 {
+		return edges, 0
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if total[names[i]] != total[names[j]] {
+			return total[names[i]] > total[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	keep := map[string]bool{}
+	for _, n := range names[:min(maxFiles, len(names))] {
+		keep[n] = true
+	}
+	var out []dayu.Edge
+	other := map[[2]string]int{} // (stage, direction) -> index in out
+	for _, e := range edges {
+		if keep[e.File] {
+			out = append(out, e)
+			continue
+		}
+		k := [2]string{e.Stage, string(e.Direction)}
+		if i, ok := other[k]; ok {
+			out[i].Bytes += e.Bytes
+			out[i].Ops += e.Ops
+			continue
+		}
+		e.File = dayuOtherFile
+		other[k] = len(out)
+		out = append(out, e)
+	}
+	return out, len(names) - len(keep)
+}
+
+func (c *dayuCollector) emit(out *dayuEmitter, wf *dayuWorkflow) {
+	w := wf.model
+	for _, s := range w.Stages {
+		labels := []string{w.Name, dayuLabel(s.Name), dayuPID(s.PID)}
+		io := s.IO()
+		var metaBytes, allBytes, metaOps, allOps int64
+		for _, t := range io.Types() {
+			m := io[t]
+			for _, dir := range []struct {
+				name       string
+				bytes, ops int64
+			}{{"read", m.ReadBytes, m.ReadOps}, {"write", m.WriteBytes, m.WriteOps}} {
+				l := append(append([]string{}, labels...), dir.name, string(t), t.Kind())
+				out.metric(dayuIOBytesDesc, prometheus.CounterValue, float64(dir.bytes), l...)
+				out.metric(dayuIOOpsDesc, prometheus.CounterValue, float64(dir.ops), l...)
+				allBytes += dir.bytes
+				allOps += dir.ops
+				if !t.IsData() {
+					metaBytes += dir.bytes
+					metaOps += dir.ops
+				}
+			}
+		}
+		if allBytes > 0 {
+			out.metric(dayuMetaBytesDesc, prometheus.GaugeValue, float64(metaBytes)/float64(allBytes), labels...)
+		}
+		if allOps > 0 {
+			out.metric(dayuMetaOpsDesc, prometheus.GaugeValue, float64(metaOps)/float64(allOps), labels...)
+		}
+		out.metric(dayuDatasetsDesc, prometheus.GaugeValue, float64(s.DatasetsTouched()), labels...)
+		out.metric(dayuFilesDesc, prometheus.GaugeValue, float64(s.FilesTouched()), labels...)
+		if s.Start != 0 && s.End >= s.Start {
+			out.metric(dayuWallDesc, prometheus.GaugeValue, s.WallSeconds(), labels...)
+			out.metric(dayuStartDesc, prometheus.GaugeValue, float64(s.Start)/1e6, labels...)
+		}
+		if s.Order >= 0 {
+			out.metric(dayuOrderDesc, prometheus.GaugeValue, float64(s.Order), labels...)
+		}
+		for _, layer := range []dayu.Layer{dayu.LayerVOL, dayu.LayerVFD} {
+			if ms, ok := s.OverheadMS[layer]; ok {
+				l := append(append([]string{}, labels...), string(layer))
+				out.metric(dayuOverheadDesc, prometheus.CounterValue, ms/1000, l...)
+			}
+		}
+	}
+	for _, e := range wf.edges {
+		l := []string{w.Name, dayuLabel(e.Stage), e.File, string(e.Direction)}
+		out.metric(dayuFlowBytesDesc, prometheus.CounterValue, float64(e.Bytes), l...)
+		out.metric(dayuFlowOpsDesc, prometheus.CounterValue, float64(e.Ops), l...)
+	}
+	out.metric(dayuStagesDesc, prometheus.GaugeValue, float64(len(w.Stages)), w.Name)
+	out.metric(dayuWorkflowFilesDesc, prometheus.GaugeValue, float64(wf.files), w.Name)
+	out.metric(dayuFoldedDesc, prometheus.GaugeValue, float64(wf.folded), w.Name)
+	out.metric(dayuSourcesDesc, prometheus.GaugeValue, float64(wf.sources), w.Name)
+	if !wf.changed.IsZero() {
+		out.metric(dayuChangedDesc, prometheus.GaugeValue, float64(wf.changed.UnixNano())/1e9, w.Name)
+	}
+}
+
+// dayuLabel keeps path separators out of stage labels: task names come
+// from the tracker's environment and could hold one.
+func dayuLabel(s string) string { return strings.ReplaceAll(s, "/", "_") }
+
+func dayuPID(pid int64) string {
+	if pid == 0 {
+		return ""
+	}
+	return strconv.FormatInt(pid, 10)
+}
+
+// dayuEmitter sends metrics, dropping a second series with the labels of
+// one already sent: odd input (two stages whose names differ only by a
+// slash) must not fail the whole scrape with a duplicate.
+type dayuEmitter struct {
+	ch   chan<- prometheus.Metric
+	sent map[string]bool
+}
+
+func newDayuEmitter(ch chan<- prometheus.Metric) *dayuEmitter {
+	return &dayuEmitter{ch: ch, sent: map[string]bool{}}
+}
+
+func (e *dayuEmitter) metric(desc *prometheus.Desc, typ prometheus.ValueType, v float64, labels ...string) {
+	for i, l := range labels {
+		// File and directory names need not be UTF-8; label values must.
+		labels[i] = strings.ToValidUTF8(l, "\uFFFD")
+	}
+	key := desc.String() + "\xff" + strings.Join(labels, "\xff")
+	if e.sent[key] {
+		return
+	}
+	e.sent[key] = true
+	m, err := prometheus.NewConstMetric(desc, typ, v, labels...)
+	if err != nil {
+		e.ch <- prometheus.NewInvalidMetric(desc, err)
+		return
+	}
+	e.ch <- m
+}

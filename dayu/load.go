@@ -1,0 +1,110 @@
+package dayu
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// MaxFileBytes bounds the size of a file the reader accepts; the largest
+// real stats file seen is 300 kB.
+const MaxFileBytes = 256 << 20
+
+// FileKind says what a file in a workflow directory is.
+type FileKind int
+
+const (
+	// KindOther is any file that is not tracker output.
+	KindOther FileKind = iota
+	// KindStats is a VOL or VFD stats file.
+	KindStats
+	// KindStageMap is a task_to_file or task_order_list file.
+	KindStageMap
+)
+
+// KindOf classifies a file by its base name: .yaml, .yml or .json files
+// whose name holds task_to_file or task_order_list are stage maps; the
+// others whose name holds "stat" are stats files.
+func KindOf(base string) FileKind {
+	b := strings.ToLower(base)
+	ext := filepath.Ext(b)
+	if ext != ".yaml" && ext != ".yml" && ext != ".json" {
+		return KindOther
+	}
+	switch {
+	case IsStageMapName(b):
+		return KindStageMap
+	case strings.Contains(b, "stat"):
+		return KindStats
+	}
+	return KindOther
+}
+
+// ReadFile reads a file of at most MaxFileBytes; failures are *ParseError.
+func ReadFile(path string) ([]byte, error) {
+	base := filepath.Base(path)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &ParseError{File: base, Reason: ReasonRead, Msg: err.Error()}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, &ParseError{File: base, Reason: ReasonRead, Msg: err.Error()}
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &ParseError{File: base, Reason: ReasonTooLarge, Msg: fmt.Sprintf("larger than %d bytes", MaxFileBytes)}
+	}
+	return data, nil
+}
+
+// LoadDir reads every stats file and stage map of one workflow directory
+// and assembles them. Files that fail are returned as errors beside the
+// workflow built from the others; err is set only when the directory itself
+// cannot be listed.
+func LoadDir(dir string) (w *Workflow, failed []error, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	var maps []*StageMap
+	var stats []*StatsFile
+	names := make([]string, 0, len(entries))
+	for _, de := range entries {
+		if de.Type().IsRegular() {
+			names = append(names, de.Name())
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		kind := KindOf(name)
+		if kind == KindOther {
+			continue
+		}
+		data, rerr := ReadFile(filepath.Join(dir, name))
+		if rerr != nil {
+			failed = append(failed, rerr)
+			continue
+		}
+		switch kind {
+		case KindStageMap:
+			m, perr := ParseStageMap(name, data)
+			if perr != nil {
+				failed = append(failed, perr)
+				continue
+			}
+			maps = append(maps, m)
+		case KindStats:
+			sf, perr := ParseStats(name, data)
+			if perr != nil {
+				failed = append(failed, perr)
+				continue
+			}
+			stats = append(stats, sf)
+		}
+	}
+	return Assemble(filepath.Base(filepath.Clean(dir)), maps, stats), failed, nil
+}

@@ -1,0 +1,277 @@
+package dayu
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// Format is the generation of tracker output a file was written in.
+type Format string
+
+const (
+	// FormatYAML2023 has `Task:` at column 0 or `- task-<pid>:` blocks, tuple
+	// page ranges `{83:(0,0)}`, and no task names.
+	FormatYAML2023 Format = "yaml-2023"
+	// FormatYAML2024 has `- Task:` items, task_name on every file and
+	// `{1:[0,0]}` page ranges.
+	FormatYAML2024 Format = "yaml-2024"
+	// FormatJSON is the current output: an array of {"file-N": …, "Task": …}.
+	FormatJSON Format = "json"
+)
+
+// StatsFile is one VOL or VFD stats file as written: its entries and task
+// blocks in file order.
+type StatsFile struct {
+	// Name is the file's base name.
+	Name   string
+	Layer  Layer
+	Format Format
+	// PID is the pid in the file name (<pid>_vfd-data-stat.yaml), or 0.
+	PID     int64
+	Entries []*Entry
+	Tasks   []*Task
+}
+
+// Entry is one `file-N` record: one open of one file by one task. The VOL
+// writes a record per dataset and then a summary record of the file; the VFD
+// writes one record per open with its I/O.
+type Entry struct {
+	// ID is the tracker's record key, such as "file-3".
+	ID    string
+	Layer Layer
+	// Path is the file_name field as written.
+	Path string
+	// TaskName is the 2024+ task_name, "<stage>-<pid>".
+	TaskName string
+	// PID is the task's pid: from task_name, else from the task block that
+	// follows the entry, else from the stats file's name.
+	PID         int64
+	Open, Close int64
+	Size        int64
+	Intents     []string
+	// AccessType (read_only, write_only, read_write, not_accessed) and
+	// FileType (input, output, input-output, na) are the tracker's own
+	// classification, 2024+.
+	AccessType, FileType string
+	ReadOps, WriteOps    int64
+	// IOBytes is total_io_bytes (YAML 2024) or io_bytes (JSON).
+	IOBytes                  int64
+	HeaderSize, SieveBufSize int64
+	Objects                  ObjectCounts
+	Datasets                 []*Dataset
+	IO                       IOSet
+	// Extra keeps fields this reader does not know, as written.
+	Extra map[string]string
+
+	task   *Task       // the task block written after this entry
+	blocks []*memBlock // VFD blocks in file order, summed into IO at the end
+}
+
+type memBlock struct {
+	typ     MemType
+	dataset string // JSON: the dataset the block belongs to, "" for the file
+	io      MemIO
+	seen    map[string]bool
+	line    int
+}
+
+// Task is a task block: the tracker writes one after each entry, holding
+// running totals for the task so far.
+type Task struct {
+	PID  int64
+	Name string
+	// PageSize is tracker_vfd_page_size or hermes_page_size, in bytes.
+	PageSize int64
+	// OverheadMS is the running total of the tracker's own time per layer.
+	OverheadMS map[Layer]float64
+	// TimersMS keeps every "(ms)" field as written, overheads included.
+	TimersMS map[string]float64
+	Extra    map[string]string
+}
+
+// Reason classifies why a file could not be read; it is the reason label of
+// dayu_files_failed_total.
+type Reason string
+
+// Reasons for a file to fail. Bounded, so they can be label values.
+const (
+	ReasonRead      Reason = "read_error"
+	ReasonTooLarge  Reason = "too_large"
+	ReasonEmpty     Reason = "empty"
+	ReasonSyntax    Reason = "syntax"
+	ReasonTruncated Reason = "truncated"
+	ReasonNotStats  Reason = "not_stats"
+)
+
+// Reasons lists every Reason, for exporting zero counts.
+var Reasons = []Reason{ReasonRead, ReasonTooLarge, ReasonEmpty, ReasonSyntax, ReasonTruncated, ReasonNotStats}
+
+// ParseError tells which file failed, where and why.
+type ParseError struct {
+	File   string
+	Line   int // 0 when not known
+	Reason Reason
+	Msg    string
+}
+
+func (e *ParseError) Error() string {
+	if e.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s: %s", e.File, e.Line, e.Reason, e.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", e.File, e.Reason, e.Msg)
+}
+
+// ReasonOf returns the Reason of a *ParseError, else ReasonRead.
+func ReasonOf(err error) Reason {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe.Reason
+	}
+	return ReasonRead
+}
+
+var filePIDPattern = regexp.MustCompile(`^(\d+)[-_]`)
+
+// ParseStats reads one VOL or VFD stats file in any of the tracker's formats.
+// name is the file's name; its base name tells the layer ("vfd" in it means
+// VFD) and the pid (a leading number). A file that is cut short, has lines
+// that are not key: value, or holds no tracker records is an error; unknown
+// keys are kept, never an error.
+func ParseStats(name string, data []byte) (*StatsFile, error) {
+	base := path.Base(strings.ReplaceAll(name, `\`, "/"))
+	sf := &StatsFile{Name: base, Layer: layerFromName(base)}
+	if m := filePIDPattern.FindStringSubmatch(base); m != nil {
+		sf.PID, _ = strconv.ParseInt(m[1], 10, 64)
+	}
+	trimmed := bytes.TrimSpace(data)
+	if len(trimmed) == 0 {
+		return nil, &ParseError{File: base, Reason: ReasonEmpty, Msg: "no content"}
+	}
+	var err error
+	if trimmed[0] == '[' || trimmed[0] == '{' {
+		sf.Format = FormatJSON
+		err = parseStatsJSON(sf, data)
+	} else {
+		err = parseStatsYAML(sf, data)
+	}
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			pe.File = base
+			return nil, pe
+		}
+		return nil, &ParseError{File: base, Reason: ReasonSyntax, Msg: err.Error()}
+	}
+	if len(sf.Entries) == 0 {
+		return nil, &ParseError{File: base, Reason: ReasonNotStats, Msg: "no file records"}
+	}
+	sf.finish()
+	return sf, nil
+}
+
+// layerFromName: the VOL files are *vol*stat* or, earliest, *_data-stat-dl.yaml.
+func layerFromName(base string) Layer {
+	if strings.Contains(strings.ToLower(base), "vfd") {
+		return LayerVFD
+	}
+	return LayerVOL
+}
+
+// finish resolves pids, sums VFD blocks into each entry's IO and settles the
+// layer of each entry.
+func (sf *StatsFile) finish() {
+	for _, e := range sf.Entries {
+		if e.PID == 0 {
+			if _, pid, ok := splitTaskName(e.TaskName); ok {
+				e.PID = pid
+			} else if e.task != nil && e.task.PID != 0 {
+				e.PID = e.task.PID
+			} else {
+				e.PID = sf.PID
+			}
+		}
+		e.IO = IOSet{}
+		byName := map[string]*Dataset{}
+		for _, d := range e.Datasets {
+			if byName[d.Name] == nil {
+				byName[d.Name] = d
+			}
+		}
+		for _, b := range e.blocks {
+			e.IO.get(b.typ).add(&b.io)
+			if b.dataset != "" && b.dataset != "file" {
+				d := byName[b.dataset]
+				if d == nil {
+					d = &Dataset{Name: b.dataset, Offset: -1}
+					e.Datasets = append(e.Datasets, d)
+					byName[b.dataset] = d
+				}
+				if d.IO == nil {
+					d.IO = IOSet{}
+				}
+				d.IO.get(b.typ).add(&b.io)
+			}
+		}
+		e.blocks = nil
+		e.Layer = sf.Layer
+		if len(e.IO) > 0 {
+			e.Layer = LayerVFD
+		}
+	}
+}
+
+// DropPageRanges forgets every page range, to keep a cached file small.
+func (sf *StatsFile) DropPageRanges() {
+	for _, e := range sf.Entries {
+		e.IO.dropRanges()
+		for _, d := range e.Datasets {
+			d.IO.dropRanges()
+		}
+	}
+}
+
+var taskNamePattern = regexp.MustCompile(`^(.*)-(\d+)$`)
+
+// splitTaskName splits "arldm_saveh5-1126849" into name and pid.
+func splitTaskName(s string) (name string, pid int64, ok bool) {
+	m := taskNamePattern.FindStringSubmatch(s)
+	if m == nil || m[1] == "" {
+		return s, 0, false
+	}
+	pid, err := strconv.ParseInt(m[2], 10, 64)
+	if err != nil {
+		return s, 0, false
+	}
+	return m[1], pid, true
+}
+
+// isEntryKey matches the record keys "file-1", "file-23".
+func isEntryKey(k string) bool {
+	rest, ok := strings.CutPrefix(k, "file-")
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
+}
+
+// taskKey matches "Task" and the 2023 VFD's "task-<pid>"; pid is 0 for "Task".
+func taskKey(k string) (pid int64, ok bool) {
+	if k == "Task" {
+		return 0, true
+	}
+	rest, ok := strings.CutPrefix(k, "task-")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.ParseInt(rest, 10, 64)
+	return pid, err == nil
+}
+
+func keep(extra *map[string]string, key string, v *node) {
+	if *extra == nil {
+		*extra = map[string]string{}
+	}
+	(*extra)[key] = v.String()
+}
