@@ -118,9 +118,9 @@ func (o *commandOutput) wait() error {
 		default:
 			var ee *exec.ExitError
 			if errors.As(err, &ee) && ee.Exited() {
-				o.waitErr = &ExitError{Code: ee.ExitCode(), Stderr: o.stderr.firstLines(3)}
+				o.waitErr = &ExitError{Code: ee.ExitCode(), Stderr: o.stderr.firstLines(6)}
 			} else if errors.As(err, &ee) {
-				o.waitErr = fmt.Errorf("terminated: %v: %s", ee.ProcessState, o.stderr.firstLines(3))
+				o.waitErr = fmt.Errorf("terminated: %v: %s", ee.ProcessState, o.stderr.firstLines(6))
 			} else {
 				o.waitErr = err
 			}
