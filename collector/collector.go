@@ -52,6 +52,14 @@ type Collector interface {
 // neither logged as an error nor counted as a failure.
 var ErrNoData = errors.New("collector returned no data")
 
+// reportedError wraps an error its source already logged (one lctl failure
+// shared by every Lustre collector): the registry still marks the
+// collector failed, but logs it at debug level only.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return e.err.Error() }
+func (e *reportedError) Unwrap() error { return e.err }
+
 // ErrNotConfigured is returned by a factory whose collector has nothing to
 // do with the flags given (the darshan collector without --darshan.dir): the
 // collector is left out silently instead of failing the start.
@@ -292,7 +300,11 @@ func (s *Scrape) execute(name string, c Collector, ch chan<- prometheus.Metric) 
 		logger.Debug("collector succeeded", "name", name, "duration_seconds", duration.Seconds(), "no_data", err != nil)
 	default:
 		success = 0
-		if s.registry.noteFailure(name, err.Error()) {
+		var reported *reportedError
+		if errors.As(err, &reported) {
+			s.registry.noteFailure(name, err.Error())
+			logger.Debug("collector failed", "name", name, "duration_seconds", duration.Seconds(), "err", err)
+		} else if s.registry.noteFailure(name, err.Error()) {
 			logger.Error("collector failed", "name", name, "duration_seconds", duration.Seconds(), "err", err)
 		} else {
 			logger.Debug("collector failed again", "name", name, "duration_seconds", duration.Seconds(), "err", err)

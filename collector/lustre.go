@@ -70,6 +70,10 @@ type lustreSource struct {
 	mu       sync.Mutex
 	inflight *lustreRun
 
+	// lastErr is the latest run's failure, so that a run failing the same
+	// way scrape after scrape is logged once (see reportedError).
+	lastErr string
+
 	statsMu      sync.Mutex
 	runs         map[string]float64 // by result
 	lastDuration float64
@@ -150,7 +154,7 @@ func (l *lustreSource) shared(ctx context.Context) error {
 		runCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), l.deadline(ctx, time.Now()))
 		go func() {
 			defer cancel()
-			r.err = l.run(runCtx)
+			r.err = l.report(l.run(runCtx))
 			l.mu.Lock()
 			l.inflight = nil
 			l.mu.Unlock()
@@ -164,6 +168,30 @@ func (l *lustreSource) shared(ctx context.Context) error {
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for lctl: %w", ctx.Err())
 	}
+}
+
+// report logs a run's failure once for all the Lustre collectors it fails,
+// at error level when it is new, at debug level when it repeats, and its
+// recovery at info level; the collectors get it as a reportedError, which
+// the registry does not log again.
+func (l *lustreSource) report(err error) error {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	switch {
+	case msg == l.lastErr && err != nil:
+		l.logger.Debug("lctl run failed again", "err", err)
+	case err != nil:
+		l.logger.Error("lctl run failed; every Lustre collector reports failure", "err", err)
+	case l.lastErr != "":
+		l.logger.Info("lctl runs again")
+	}
+	l.lastErr = msg
+	if err == nil {
+		return nil
+	}
+	return &reportedError{err}
 }
 
 func (l *lustreSource) patterns() []string {

@@ -285,7 +285,10 @@ func TestMatchPattern(t *testing.T) {
 	}{
 		{"obdfilter.*.job_stats", "obdfilter.fs-OST0000.job_stats", true},
 		{"obdfilter.*.job_stats", "mdt.fs-MDT0000.job_stats", false},
-		{"*.job_stats", "mdt.fs-MDT0000.job_stats", true},
+		{"*.job_stats", "mdt.fs-MDT0000.job_stats", false}, // '*' stays within a component
+		{"*.*.job_stats", "mdt.fs-MDT0000.job_stats", true},
+		{"obdfilter.*.stats", "obdfilter.fs-OST0000.exports.10.0.0.1@o2ib.stats", false},
+		{"obdfilter.*.exports.*.stats", "obdfilter.fs-OST0000.exports.[2001:db8::1]@tcp.stats", true},
 		{"obdfilter.*.exports.*.stats", "obdfilter.fs-OST0000.exports.10.0.0.1@o2ib.stats", true},
 		{"jobid_name", "jobid_name", true},
 		{"jobid_?ame", "jobid_name", true},

@@ -123,6 +123,7 @@ func (s *Sim) params() []string {
 	for i := 0; i < s.cfg.OSTs; i++ {
 		p = append(p, "obdfilter."+s.OSTName(i)+".job_stats")
 	}
+	p = append(p, s.familyParams()...) // families.go
 	sort.Strings(p)
 	return p
 }
@@ -223,6 +224,8 @@ func (s *Sim) writeParam(w *writer, param string, now time.Time) {
 				s.writeEntry(w, j, e, t)
 			}
 		}
+	default:
+		s.writeFamilyParam(w, param, now) // families.go
 	}
 }
 

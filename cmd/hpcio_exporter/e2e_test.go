@@ -242,8 +242,8 @@ func TestEndToEndBadLctl(t *testing.T) {
 				t.Fatal("exporter exited")
 			}
 			// One error line for repeated identical failures.
-			if n := strings.Count(e.logs.String(), "collector failed"); n != 1 {
-				t.Errorf("%d 'collector failed' log lines for 2 identical failures:\n%s", n, e.logs)
+			if n := strings.Count(e.logs.String(), "level=ERROR"); n != 1 {
+				t.Errorf("%d error lines for 2 identical failures:\n%s", n, e.logs)
 			}
 			if c.name == "hanging" {
 				data, _ := os.ReadFile(pidFile)

@@ -1,0 +1,125 @@
+package collector
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hpcio/hpcio_exporter/lctl"
+)
+
+// The brw_stats collector: the block I/O histograms of every target's
+// backing file system (osd-*.*.brw_stats), as Prometheus histograms, one
+// for reads and one for writes (label operation), with le in base units.
+//
+// A row of a log2 histogram labelled L counts values in (L/2, L], so L is
+// the bucket's upper bound as is. A row of a linear histogram counts one
+// exact value; its last row (31) also counts every larger value, so it goes
+// to the +Inf bucket only. Lustre keeps no sum: _sum is the sum of each
+// row's count times its value, exact for the linear histograms (but for
+// the last row, counted as 31) and an upper bound for the log2 ones, exact
+// when the values are powers of two, as RPC and disk I/O sizes mostly are.
+
+func init() {
+	register("brw_stats", true, newBrwStatsCollector)
+}
+
+// pageSize is the size of a page in "pages per bulk r/w"; Lustre servers
+// run on 4 KiB pages.
+const pageSize = 4096
+
+var brwLabels = []string{"component", "target", "operation"}
+
+// brwHistograms gives each histogram Lustre prints its metric and the
+// factor from the row label to base units.
+var brwHistograms = map[lctl.BrwKind]struct {
+	desc  *prometheus.Desc
+	scale float64
+}{
+	lctl.BrwPagesPerRPC: {prometheus.NewDesc("lustre_brw_rpc_size_bytes",
+		"Size of the bulk read and write RPCs the target served, in bytes (brw_stats \"pages per bulk r/w\", 4 KiB pages).", brwLabels, nil), pageSize},
+	lctl.BrwDiscontiguousPages: {prometheus.NewDesc("lustre_brw_discontiguous_pages",
+		"Discontinuities in the file offsets of the pages of each bulk RPC (brw_stats \"discontiguous pages\").", brwLabels, nil), 1},
+	lctl.BrwDiscontiguousBlock: {prometheus.NewDesc("lustre_brw_discontiguous_blocks",
+		"Discontinuities in the disk blocks of each bulk RPC (brw_stats \"discontiguous blocks\").", brwLabels, nil), 1},
+	lctl.BrwFragmentedIOs: {prometheus.NewDesc("lustre_brw_fragmented_ios",
+		"Disk I/Os each bulk RPC was split into (brw_stats \"disk fragmented I/Os\").", brwLabels, nil), 1},
+	lctl.BrwIOsInFlight: {prometheus.NewDesc("lustre_brw_ios_in_flight",
+		"Disk I/Os already in flight on the target when each disk I/O started (brw_stats \"disk I/Os in flight\").", brwLabels, nil), 1},
+	lctl.BrwIOTime: {prometheus.NewDesc("lustre_brw_io_time_seconds",
+		"Time the target's disk I/Os took (brw_stats \"I/O time (1/1000s)\").", brwLabels, nil), 1e-3},
+	lctl.BrwIOSize: {prometheus.NewDesc("lustre_brw_io_size_bytes",
+		"Size of the target's disk I/Os (brw_stats \"disk I/O size\").", brwLabels, nil), 1},
+	lctl.BrwBlockMaps: {prometheus.NewDesc("lustre_brw_block_maps_seconds",
+		"Time block mapping took per RPC (brw_stats \"block maps msec\", EXAScaler).", brwLabels, nil), 1e-3},
+}
+
+func newBrwStatsCollector(env Env) (Collector, error) {
+	c := newSectionCollector(env, "brw_stats", "osd-*.*.brw_stats")
+	c.parser = func(param string) lctl.SectionParser {
+		component, target, leaf, ok := osdParam(param)
+		if !ok || leaf != "brw_stats" {
+			return nil
+		}
+		return lctl.NewBrwStatsParser(func(st *lctl.BrwStats, complete bool) {
+			if st.Malformed > 0 {
+				c.bad(param, "malformed lines", st.Malformed)
+			}
+			if !complete {
+				return
+			}
+			createdAt := created(st.StartTime, st.SnapshotTime)
+			var done [lctl.BrwBlockMaps + 1]bool
+			for i := range st.Hists {
+				h := &st.Hists[i]
+				spec, known := brwHistograms[h.Kind]
+				if !known || done[h.Kind] {
+					continue
+				}
+				done[h.Kind] = true
+				if !ascending(h.Rows) {
+					c.bad(param, "histogram rows out of order", 1, "histogram", h.Kind.String())
+					continue
+				}
+				for _, op := range [...]string{"read", "write"} {
+					count, sum, buckets := brwBuckets(h, op == "write", spec.scale)
+					if createdAt.IsZero() {
+						c.emit(prometheus.MustNewConstHistogram(spec.desc, count, sum, buckets, component, target, op))
+					} else {
+						c.emit(prometheus.MustNewConstHistogramWithCreatedTimestamp(spec.desc, count, sum, buckets, createdAt, component, target, op))
+					}
+				}
+			}
+		})
+	}
+	return c, nil
+}
+
+// brwBuckets turns the rows of one side (read or write) of a histogram into
+// cumulative buckets in base units, with the count and sum.
+func brwBuckets(h *lctl.BrwHist, write bool, scale float64) (count uint64, sum float64, buckets map[float64]uint64) {
+	buckets = make(map[float64]uint64, len(h.Rows))
+	for _, r := range h.Rows {
+		n := r.Read
+		if write {
+			n = r.Write
+		}
+		count += n
+		value := float64(r.Bucket) * scale
+		sum += float64(n) * value
+		if !h.Kind.Log2() && r.Bucket >= lctl.BrwLinearOverflow {
+			continue // this row also counts larger values: +Inf only
+		}
+		buckets[value] = count
+	}
+	return count, sum, buckets
+}
+
+// ascending reports whether the rows' buckets increase, as Lustre prints
+// them; other rows would make a histogram whose counts go down.
+func ascending(rows []lctl.BrwRow) bool {
+	for i := 1; i < len(rows); i++ {
+		if rows[i].Bucket <= rows[i-1].Bucket {
+			return false
+		}
+	}
+	return true
+}
