@@ -1,0 +1,43 @@
+package darshan
+
+import (
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/corpus"
+)
+
+// benchRegion returns the compressed DXT_MPIIO region of the largest corpus log.
+func benchRegion(b *testing.B) []byte {
+	path := filepath.Join(corpus.Dir(b, "darshan"), "apps", "jeanbez_8_benchmark_parallel_id45195555_8-6-50011-11681279140261054765_1628283217.darshan")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	l, err := Open(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	r := l.Header.ModuleRegions[DXTMPIIO]
+	return data[r.Offset : r.Offset+r.Length]
+}
+
+// cpuPerOp starts measuring process CPU time; the returned function reports
+// it per operation (call it deferred, after the b.Loop loop). The machines
+// running the benchmarks are shared: CPU time moves less than wall time.
+func cpuPerOp(b *testing.B) func() {
+	start := cpuTime()
+	return func() {
+		b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	}
+}
+
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}

@@ -1,0 +1,314 @@
+// Package parsertext prints Darshan logs as darshan-util 3.5.0 does:
+// Dump as `darshan-parser --show-incomplete`, Total as `darshan-parser
+// --total --show-incomplete`, DXT as `darshan-dxt-parser --show-incomplete`.
+// The output is byte for byte that of the C tools, including their
+// presentation quirks, except where they print wrong values (see
+// ../README.md).
+//
+// Unlike the C tools, a damaged region does not end the output: the records
+// decoded before the damage are printed, the following modules too, and the
+// damage is returned as an error (a join of *darshan.FormatError).
+package parsertext
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hpcio/hpcio_exporter/darshan"
+)
+
+// Dump writes the text of `darshan-parser --show-incomplete` for l to w.
+// warn receives what darshan-parser writes to stderr about skipped modules;
+// it may be nil. The error reports damage in l, or the first write error.
+func Dump(w, warn io.Writer, l *darshan.Log) error {
+	return parse(w, warn, l, false)
+}
+
+// Total writes the text of `darshan-parser --total --show-incomplete`: the
+// counters of the POSIX, MPI-IO, STDIO, DFS and DAOS modules aggregated over
+// all records. Arguments and errors are those of Dump.
+func Total(w, warn io.Writer, l *darshan.Log) error {
+	return parse(w, warn, l, true)
+}
+
+// dumper holds the state of one darshan-parser run.
+type dumper struct {
+	p      *printer
+	l      *darshan.Log
+	mounts []mount
+	warn   io.Writer
+	damage []error
+
+	// per record: the line start "<module>\t<rank>\t<id>\t" and end
+	// "\t<name>\t<mount>\t<fs>\n" shared by all its counters
+	prefix, suffix []byte
+
+	readBins, writeBins []string // "HEATMAP_READ_BIN_<i>" … names, built once
+	apmpiSync           bool     // the APMPI header's sync flag
+}
+
+func (d *dumper) warnf(format string, args ...any) {
+	if d.warn != nil {
+		fmt.Fprintf(d.warn, format, args...)
+	}
+}
+
+// hasTotals reports whether darshan-parser aggregates the module's records
+// (and so reads it even without --base).
+func hasTotals(m darshan.ModuleID) bool {
+	switch m {
+	case darshan.POSIX, darshan.MPIIO, darshan.STDIO, darshan.DFS, darshan.DAOS:
+		return true
+	}
+	return false
+}
+
+func parse(w, warn io.Writer, l *darshan.Log, total bool) error {
+	d := &dumper{p: newPrinter(w), l: l, mounts: mounts(l), warn: warn}
+	p := d.p
+	base := !total
+	jobHeader(p, l, d.mounts)
+	if base {
+		p.str(columnsDescription)
+	}
+	empty := 0
+	for i := range darshan.MaxModules {
+		m := darshan.ModuleID(i)
+		reg := l.Header.ModuleRegions[i]
+		partial := l.Header.PartialModule(m)
+		switch {
+		case reg.Length == 0:
+			empty++
+			if !partial {
+				continue
+			}
+		case !m.Known():
+			d.warnf("# Warning: module id %d is unknown. You may need a newer version of the Darshan utilities to parse it.\n", i)
+			continue
+		case m == darshan.NullModule || m == darshan.APXC: // no handler in darshan-util 3.5.0
+			d.warnf("# Warning: no log utility handlers defined for module %s, SKIPPING.\n", m)
+			continue
+		case m == darshan.DXTPOSIX || m == darshan.DXTMPIIO: // darshan-dxt-parser's business
+			continue
+		case !hasTotals(m) && !base:
+			continue
+		}
+		p.str("\n# *******************************************************\n# ")
+		p.str(m.String())
+		p.str(" module data\n# *******************************************************\n")
+		if partial {
+			partialWarning(p, m, "unnecessary")
+			if reg.Length == 0 {
+				continue
+			}
+		}
+		ver := l.Header.ModuleVersions[i]
+		if base {
+			describe(p, m, ver)
+			p.str("\n#<module>\t<rank>\t<record id>\t<counter>\t<value>\t<file name>\t<mount pt>\t<fs type>\n")
+		}
+		var acc *accumulator
+		if total && hasTotals(m) {
+			acc = newAccumulator(m)
+		}
+		rd := l.Records(m)
+		for rd.Next() {
+			rec := rd.Record()
+			if base {
+				d.record(rec)
+				p.maybeFlush()
+			}
+			if acc != nil {
+				acc.add(rec)
+			}
+		}
+		if err := rd.Err(); err != nil {
+			d.damage = append(d.damage, err)
+			continue // darshan-parser prints no totals for a module it could not read to the end
+		}
+		if acc != nil {
+			describe(p, m, ver)
+			p.byte('\n')
+			acc.print(p)
+		}
+	}
+	if empty == darshan.MaxModules {
+		p.str("\n# no module data available.\n")
+	}
+	p.flush()
+	if p.err != nil {
+		return p.err
+	}
+	return errors.Join(d.damage...)
+}
+
+const columnsDescription = `
+# description of columns:
+#   <module>: module responsible for this I/O record.
+#   <rank>: MPI rank.  -1 indicates that the file is shared
+#      across all processes and statistics are aggregated.
+#   <record id>: hash of the record's file path
+#   <counter name> and <counter value>: statistical counters.
+#      A value of -1 indicates that Darshan could not monitor
+#      that counter, and its value should be ignored.
+#   <file name>: full file path for the record.
+#   <mount pt>: mount point that the file resides on.
+#   <fs type>: type of file system that the file resides on.
+`
+
+// recordName returns the name, mount point and fs type darshan-parser
+// prints for a record: the mount is looked up only for named records;
+// unnamed ones print as "(null)" (printf of a NULL string), except the BG/Q
+// record.
+func (d *dumper) recordName(k darshan.Key) (name, mnt, fs string) {
+	name, ok := d.l.Names[k.ID]
+	if !ok {
+		if k.Module == darshan.BGQ {
+			return "darshan-bgq-record", "UNKNOWN", "UNKNOWN"
+		}
+		return "(null)", "UNKNOWN", "UNKNOWN"
+	}
+	mnt, fs = mountOf(d.mounts, name)
+	return name, mnt, fs
+}
+
+// begin prepares the line start and end of a record's counters.
+func (d *dumper) begin(k darshan.Key, name, mnt, fs string) {
+	d.prefix = append(d.prefix[:0], k.Module.String()...)
+	d.prefix = append(d.prefix, '\t')
+	d.prefix = appendInt(d.prefix, k.Rank)
+	d.prefix = append(d.prefix, '\t')
+	d.prefix = appendUint(d.prefix, k.ID)
+	d.prefix = append(d.prefix, '\t')
+	d.suffix = append(d.suffix[:0], '\t')
+	d.suffix = append(d.suffix, name...)
+	d.suffix = append(d.suffix, '\t')
+	d.suffix = append(d.suffix, mnt...)
+	d.suffix = append(d.suffix, '\t')
+	d.suffix = append(d.suffix, fs...)
+	d.suffix = append(d.suffix, '\n')
+}
+
+// beginNamed is begin with the record's name and mount looked up.
+func (d *dumper) beginNamed(k darshan.Key) {
+	name, mnt, fs := d.recordName(k)
+	d.begin(k, name, mnt, fs)
+}
+
+// Counter lines, as the DARSHAN_*_COUNTER_PRINT macros print them.
+func (d *dumper) intLine(counter string, v int64) {
+	p := d.p
+	p.buf = append(p.buf, d.prefix...)
+	p.buf = append(p.buf, counter...)
+	p.buf = append(p.buf, '\t')
+	p.buf = appendInt(p.buf, v)
+	p.buf = append(p.buf, d.suffix...)
+}
+
+func (d *dumper) uintLine(counter string, v uint64) {
+	p := d.p
+	p.buf = append(p.buf, d.prefix...)
+	p.buf = append(p.buf, counter...)
+	p.buf = append(p.buf, '\t')
+	p.buf = appendUint(p.buf, v)
+	p.buf = append(p.buf, d.suffix...)
+}
+
+func (d *dumper) floatLine(counter string, v float64) {
+	p := d.p
+	p.buf = append(p.buf, d.prefix...)
+	p.buf = append(p.buf, counter...)
+	p.buf = append(p.buf, '\t')
+	p.buf = appendFixed(p.buf, v, 6)
+	p.buf = append(p.buf, d.suffix...)
+}
+
+func (d *dumper) strLine(counter, v string) {
+	p := d.p
+	p.buf = append(p.buf, d.prefix...)
+	p.buf = append(p.buf, counter...)
+	p.buf = append(p.buf, '\t')
+	p.buf = append(p.buf, v...)
+	p.buf = append(p.buf, d.suffix...)
+}
+
+// counters prints a record's integer then floating point counters.
+func (d *dumper) counters(r *darshan.CounterRecord) {
+	for i, n := range r.Layout.Ints {
+		d.intLine(n, r.Ints[i])
+	}
+	for i, n := range r.Layout.Floats {
+		d.floatLine(n, r.Floats[i])
+	}
+}
+
+// record prints one record the way the module's log_print_record does.
+func (d *dumper) record(rec darshan.Record) {
+	switch r := rec.(type) {
+	case *darshan.CounterRecord:
+		d.beginNamed(r.Key)
+		if r.Module == darshan.POSIX {
+			d.posixCounters(r)
+			return
+		}
+		d.counters(r)
+	case *darshan.DatasetRecord:
+		d.beginNamed(r.Key)
+		d.counters(&r.CounterRecord)
+		if r.Module == darshan.H5D {
+			d.uintLine("H5D_FILE_REC_ID", r.FileRecID)
+		} else {
+			d.uintLine("PNETCDF_VAR_FILE_REC_ID", r.FileRecID)
+		}
+	case *darshan.DFSRecord:
+		d.dfsRecord(r)
+	case *darshan.DAOSRecord:
+		d.daosRecord(r)
+	case *darshan.MDHIMRecord:
+		d.mdhimRecord(r)
+	case *darshan.LustreRecord:
+		d.lustreRecord(r)
+	case *darshan.HeatmapRecord:
+		d.heatmapRecord(r)
+	case *darshan.APMPIHeader:
+		d.apmpiHeader(r)
+	case *darshan.APMPIRecord:
+		d.apmpiRecord(r)
+	}
+}
+
+// describe prints the module's description of its counters for module
+// version ver, as log_print_description does.
+func describe(p *printer, m darshan.ModuleID, ver uint32) {
+	switch m {
+	case darshan.POSIX:
+		posixDescription(p, ver)
+	case darshan.MPIIO:
+		mpiioDescription(p, ver)
+	case darshan.H5F:
+		h5fDescription(p, ver)
+	case darshan.H5D:
+		h5dDescription(p, ver)
+	case darshan.PnetCDFFile:
+		pnetcdfFileDescription(p, ver)
+	case darshan.PnetCDFVar:
+		p.str(pnetcdfVarDescription)
+	case darshan.BGQ:
+		p.str(bgqDescription)
+	case darshan.Lustre:
+		p.str(lustreDescription)
+	case darshan.STDIO:
+		stdioDescription(p, ver)
+	case darshan.MDHIM:
+		p.str(mdhimDescription)
+	case darshan.APMPI:
+		p.str(apmpiDescription)
+	case darshan.Heatmap:
+		p.str(heatmapDescription)
+	case darshan.DFS:
+		p.str(dfsDescription)
+	case darshan.DAOS:
+		p.str(daosDescription)
+	}
+}

@@ -1,0 +1,309 @@
+package darshan
+
+import (
+	"bytes"
+	"compress/bzip2"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// MaxInflateRatio bounds decompression: a region may inflate to at most
+// MaxInflateRatio times its compressed length plus MinInflateBound bytes.
+// Real logs inflate by less than 40 (the corpus maximum is 39); zlib's own
+// limit is 1032, so a decompression bomb stops here with ErrTooLarge instead
+// of running the reader out of memory or time.
+const (
+	MaxInflateRatio = 256
+	MinInflateBound = 1 << 20
+)
+
+// region is one {offset, length} entry of the header's maps: a span of the
+// file, in compressed bytes.
+type Region struct {
+	Offset uint64
+	Length uint64
+}
+
+// regionReader streams the decompressed bytes of one region. It holds the
+// region's compressed bytes (never more than the file really has) and a
+// window of decompressed data; records are cut from that window.
+type regionReader struct {
+	log    *Log
+	name   string
+	offset int64
+
+	dec   io.Reader // decompressed data
+	limit int64     // decompressed bytes allowed, see MaxInflateRatio
+	total int64     // decompressed bytes produced so far
+
+	buf  []byte // window: unread decompressed bytes are buf[r:w]
+	r, w int
+	err  error // sticky error of dec (io.EOF at the clean end)
+
+	src []byte // the compressed bytes, pooled
+}
+
+// Buffers and inflaters are pooled: a log of many small regions would
+// otherwise spend its time allocating (and collecting) them.
+var (
+	bytesPool    sync.Pool // *[]byte
+	inflaterPool = sync.Pool{New: func() any { return newInflater() }}
+)
+
+func getBytes(n int) []byte {
+	if p, ok := bytesPool.Get().(*[]byte); ok && cap(*p) >= n {
+		return (*p)[:n]
+	}
+	return make([]byte, n)
+}
+
+func putBytes(b []byte) {
+	if cap(b) > 0 && cap(b) <= 16<<20 {
+		bytesPool.Put(&b)
+	}
+}
+
+// release returns the region's buffers to the pools once it is read to its
+// end; records decoded from it hold copies, never slices of them.
+func (rr *regionReader) release() {
+	if rr.buf != nil {
+		putBytes(rr.buf)
+		rr.buf, rr.r, rr.w = nil, 0, 0
+	}
+	if rr.src != nil {
+		putBytes(rr.src)
+		rr.src = nil
+	}
+	if z, ok := rr.dec.(*zlibStreams); ok && z.z != nil {
+		inflaterPool.Put(z.z)
+		z.z = nil
+	}
+	if rr.err == nil {
+		rr.err = io.EOF
+	}
+}
+
+// openRegion prepares to read region reg under name (for error messages).
+// A region that extends past the end of the file is read as far as the file
+// goes; the error comes when the data runs out.
+func (l *Log) openRegion(name string, reg Region) *regionReader {
+	rr := &regionReader{log: l, name: name, offset: int64(reg.Offset)}
+	if reg.Length == 0 {
+		rr.err = io.EOF
+		return rr
+	}
+	end := reg.Offset + reg.Length
+	if reg.Offset >= uint64(l.size) || end < reg.Offset {
+		rr.err = causef(ErrTruncated, "region of %d bytes at offset %d starts past the end of the file (%d bytes)",
+			reg.Length, reg.Offset, l.size)
+		return rr
+	}
+	truncated := end > uint64(l.size)
+	if truncated {
+		end = uint64(l.size)
+	}
+	src, err := l.readInto(getBytes(int(end-reg.Offset)), int64(reg.Offset))
+	if err != nil {
+		rr.err = err
+		return rr
+	}
+	rr.src = src
+	rr.limit = MaxInflateRatio*int64(len(src)) + MinInflateBound
+	var missing error
+	if truncated {
+		missing = causef(ErrTruncated, "region claims %d bytes at offset %d but the file ends after %d",
+			reg.Length, reg.Offset, len(src))
+	}
+	switch l.Header.Compression {
+	case CompressZlib:
+		rr.dec = newZlibStreams(src, missing)
+	case CompressBzip2:
+		rr.dec = &bzip2Streams{src: bytes.NewReader(src), missing: missing}
+	case CompressNone:
+		rr.dec = &rawBytes{src: src, missing: missing}
+	default:
+		rr.err = causef(ErrCorrupt, "unknown compression type %d", l.Header.Compression)
+	}
+	return rr
+}
+
+// fail wraps err as a FormatError naming this region.
+func (rr *regionReader) fail(err error) error {
+	var fe *FormatError
+	if errors.As(err, &fe) {
+		return err
+	}
+	return &FormatError{Log: rr.log.Name, Region: rr.name, Offset: rr.offset, Err: err}
+}
+
+// next returns the next n decompressed bytes; the slice is valid until the
+// next call. At the clean end of the region it returns io.EOF; when the data
+// ends after 0 < k < n bytes it returns those k bytes and an error.
+func (rr *regionReader) next(n int) ([]byte, error) {
+	if rr.w-rr.r < n {
+		rr.fill(n)
+	}
+	avail := rr.w - rr.r
+	if avail >= n {
+		b := rr.buf[rr.r : rr.r+n]
+		rr.r += n
+		return b, nil
+	}
+	b := rr.buf[rr.r:rr.w]
+	rr.r = rr.w
+	if avail == 0 && rr.err == io.EOF {
+		return nil, io.EOF
+	}
+	err := rr.err
+	if err == io.EOF {
+		err = causef(ErrTruncated, "data ends %d bytes into a %d-byte record", avail, n)
+	}
+	return b, rr.fail(err)
+}
+
+// fill reads from the decompressor until the window holds n bytes or the
+// data ends.
+func (rr *regionReader) fill(n int) {
+	if rr.r > 0 { // slide unread bytes to the front
+		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
+		rr.r = 0
+	}
+	if len(rr.buf) < n {
+		size := max(n, 64<<10, 2*len(rr.buf))
+		nb := getBytes(size)
+		copy(nb, rr.buf[:rr.w])
+		if rr.buf != nil {
+			putBytes(rr.buf)
+		}
+		rr.buf = nb
+	}
+	for rr.w < n && rr.err == nil {
+		k, err := rr.dec.Read(rr.buf[rr.w:])
+		rr.w += k
+		rr.total += int64(k)
+		if rr.total > rr.limit {
+			err = causef(ErrTooLarge, "inflates past %d bytes (%d times its compressed size plus %d)",
+				rr.limit, MaxInflateRatio, MinInflateBound)
+		}
+		if err != nil {
+			rr.err = err
+		}
+	}
+}
+
+// zlibStreams inflates a region made of one or more concatenated zlib
+// streams (the MPI runtime writes one per rank).
+type zlibStreams struct {
+	src     []byte
+	pos     int // start of the next stream
+	z       *inflater
+	missing error // the error to report when the input runs out: the file was cut short
+}
+
+func newZlibStreams(src []byte, missing error) *zlibStreams {
+	z := inflaterPool.Get().(*inflater)
+	z.started = false
+	return &zlibStreams{src: src, missing: missing, z: z}
+}
+
+func (s *zlibStreams) Read(p []byte) (int, error) {
+	for {
+		if s.z.done() {
+			if s.z.started {
+				s.pos = s.z.next()
+			}
+			if s.pos >= len(s.src) {
+				return 0, io.EOF
+			}
+			s.z.reset(s.src, s.pos)
+		}
+		n, err := s.z.Read(p)
+		if err == io.EOF {
+			if n > 0 {
+				return n, nil
+			}
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, io.ErrUnexpectedEOF) && s.missing != nil {
+				return n, s.missing
+			}
+			return n, causef(ErrCorrupt, "zlib stream at region byte %d: %v", s.pos, err)
+		}
+		return n, nil
+	}
+}
+
+// bzip2Streams decompresses a bzip2 region (darshan-convert --bzip2).
+// compress/bzip2 reads concatenated streams by itself.
+type bzip2Streams struct {
+	src     *bytes.Reader
+	r       io.Reader
+	missing error
+}
+
+func (s *bzip2Streams) Read(p []byte) (int, error) {
+	if s.r == nil {
+		s.r = bzip2.NewReader(s.src)
+	}
+	n, err := s.r.Read(p)
+	if err != nil && err != io.EOF {
+		if errors.Is(err, io.ErrUnexpectedEOF) && s.missing != nil {
+			return n, s.missing
+		}
+		return n, causef(ErrCorrupt, "bzip2: %v", err)
+	}
+	return n, err
+}
+
+// rawBytes serves an uncompressed region (compression type NONE).
+type rawBytes struct {
+	src     []byte
+	missing error
+}
+
+func (s *rawBytes) Read(p []byte) (int, error) {
+	if len(s.src) == 0 {
+		if s.missing != nil {
+			err := s.missing
+			s.missing = nil
+			return 0, err
+		}
+		return 0, io.EOF
+	}
+	n := copy(p, s.src)
+	s.src = s.src[n:]
+	return n, nil
+}
+
+// readAt reads n bytes at off, bounded by the file's real size.
+func (l *Log) readAt(off, n int64) ([]byte, error) {
+	if off < 0 || n < 0 || off > l.size || n > l.size-off {
+		return nil, causef(ErrTruncated, "%d bytes at offset %d are past the end of the file (%d bytes)", n, off, l.size)
+	}
+	return l.readInto(make([]byte, n), off)
+}
+
+// readInto fills b from offset off (b lies within the file).
+func (l *Log) readInto(b []byte, off int64) ([]byte, error) {
+	n := len(b)
+	k, err := l.r.ReadAt(b, off)
+	if k == len(b) {
+		return b, nil
+	}
+	if err == nil || err == io.EOF {
+		return b[:k], causef(ErrTruncated, "file ends after %d of %d bytes at offset %d", k, n, off)
+	}
+	return b[:k], fmt.Errorf("reading %d bytes at offset %d: %w", n, off, err)
+}
+
+// atEndAfter reports whether the region holds at most n more bytes, reading
+// ahead into the window as needed.
+func (rr *regionReader) atEndAfter(n int) bool {
+	if rr.w-rr.r <= n {
+		rr.fill(n + 1)
+	}
+	return rr.w-rr.r <= n
+}
