@@ -1,0 +1,161 @@
+package collector
+
+// The darshan collector is the Darshan sidecar: it exports, per job, the
+// I/O signals v2.2 (../shared/SIGNALS.md) of the Darshan logs dropped in
+// --darshan.dir, as gauges in base units (bytes, seconds, bytes per
+// second, ratios), with the labels jobid (the batch job id, the same value
+// as the Lustre jobstats jobid, so that PromQL can join the two), uid and
+// exe (the executable's base name). Signals that are NA are not exported.
+// The logs of one identity (the steps of a job) are summed into one job.
+//
+// No file path, directory or command line ever becomes a label value:
+// records are labelled by module, rank and record id (the hash of the
+// path), heatmaps by layer.
+//
+// The finding and reading of logs is in package logwatch; this file only
+// translates its views into metrics. The per-job families are streamed.
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/alecthomas/kingpin/v2"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hpcio/hpcio_exporter/logwatch"
+)
+
+var (
+	darshanDirs           []string
+	darshanRescan         = 30 * time.Second
+	darshanWorkers        = 2
+	darshanRetention      = 24 * time.Hour
+	darshanMaxJobs        = 10000
+	darshanExeLabel       = true
+	darshanRecords        = false
+	darshanMaxRecords     = 10
+	darshanNoInotify      bool // tests only
+	darshanSidecarStarted func(*logwatch.Sidecar)
+)
+
+func init() {
+	register("darshan", true, newDarshanCollector)
+	addFlags(func(a *kingpin.Application) {
+		a.Flag("darshan.dir", "Directory where Darshan drops its logs, searched recursively (YYYY/M/D); repeat for several. The darshan collector is off without it.").
+			StringsVar(&darshanDirs)
+		a.Flag("darshan.rescan-interval", "How often the Darshan directories are listed again (inotify finds local writes sooner; Lustre and NFS need the rescans).").
+			Default(darshanRescan.String()).DurationVar(&darshanRescan)
+		a.Flag("darshan.workers", "Darshan logs read at the same time.").
+			Default(strconv.Itoa(darshanWorkers)).IntVar(&darshanWorkers)
+		a.Flag("darshan.retention", "How long a job's series stay after its log's end time.").
+			Default(darshanRetention.String()).DurationVar(&darshanRetention)
+		a.Flag("darshan.max-jobs", "Most jobs exported; past it the jobs that ended first are dropped (darshan_jobs_dropped_total). 0: no limit.").
+			Default(strconv.Itoa(darshanMaxJobs)).IntVar(&darshanMaxJobs)
+		a.Flag("darshan.exe-label", "Label Darshan jobs with exe, the executable's base name (never its path or arguments).").
+			Default("true").BoolVar(&darshanExeLabel)
+		a.Flag("darshan.records", "Also export the record-level signals (per file: module, rank and record id labels, never the path).").
+			BoolVar(&darshanRecords)
+		a.Flag("darshan.max-records-per-job", "Most records exported per job with --darshan.records, those with the most bytes first.").
+			Default(strconv.Itoa(darshanMaxRecords)).IntVar(&darshanMaxRecords)
+	})
+}
+
+type darshanCollector struct {
+	sidecar *logwatch.Sidecar
+	records bool
+}
+
+func newDarshanCollector(env Env) (Collector, error) {
+	if len(darshanDirs) == 0 {
+		return nil, ErrNotConfigured
+	}
+	maxRecords := 0
+	if darshanRecords {
+		maxRecords = max(darshanMaxRecords, 0)
+	}
+	s, err := logwatch.Start(logwatch.Config{
+		Dirs: darshanDirs, RescanInterval: darshanRescan, Workers: darshanWorkers,
+		Retention: darshanRetention, MaxJobs: darshanMaxJobs, ExeLabel: darshanExeLabel,
+		MaxRecords: maxRecords, NoInotify: darshanNoInotify,
+		Now: env.Now, Logger: env.Logger,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if darshanSidecarStarted != nil {
+		darshanSidecarStarted(s)
+	}
+	return &darshanCollector{sidecar: s, records: maxRecords > 0}, nil
+}
+
+// Close stops the sidecar (tests; the exporter runs it until it exits).
+func (c *darshanCollector) Close() error { return c.sidecar.Close() }
+
+var (
+	darshanProcessedDesc = prometheus.NewDesc("darshan_logs_processed_total",
+		"Darshan logs read successfully (each version of a file once).", nil, nil)
+	darshanFailedDesc = prometheus.NewDesc("darshan_logs_failed_total",
+		"Darshan logs that could not be read, by reason (corrupt, truncated, incomplete, unsupported_version, not_darshan, too_large, permission, io_error); each version of a file counts once.",
+		[]string{"reason"}, nil)
+	darshanReadBytesDesc = prometheus.NewDesc("darshan_read_bytes_total",
+		"Bytes read according to the Darshan logs read, by module (POSIX, MPI-IO, STDIO, H5D, PNETCDF_VAR, DFS, DAOS; the layers overlap: MPI-IO reads are also POSIX reads).",
+		[]string{"module"}, nil)
+	darshanWriteBytesDesc = prometheus.NewDesc("darshan_write_bytes_total",
+		"Bytes written according to the Darshan logs read, by module.", []string{"module"}, nil)
+	darshanExpiredDesc = prometheus.NewDesc("darshan_logs_expired_total",
+		"Darshan logs whose series were removed because their end time left the retention window (or that ended before it when read).", nil, nil)
+	darshanDroppedDesc = prometheus.NewDesc("darshan_jobs_dropped_total",
+		"Jobs dropped, those that ended first, to stay within --darshan.max-jobs.", nil, nil)
+	darshanDuplicatesDesc = prometheus.NewDesc("darshan_logs_duplicate_total",
+		"Darshan logs left out because they are copies of a log already read.", nil, nil)
+	darshanWaitingDesc = prometheus.NewDesc("darshan_logs_waiting",
+		"Darshan logs found but not read yet, by reason: queued (or being read), partial (still named *.darshan_partial), incomplete (empty, zero header or truncated, retried while the runtime may still be writing it).",
+		[]string{"reason"}, nil)
+	darshanLastScanDesc = prometheus.NewDesc("darshan_last_scan_timestamp_seconds",
+		"When the Darshan directories were last listed, in seconds since the epoch.", nil, nil)
+	darshanScanDurationDesc = prometheus.NewDesc("darshan_last_scan_duration_seconds",
+		"How long the last listing of the Darshan directories took.", nil, nil)
+	darshanJobsDesc = prometheus.NewDesc("darshan_retained_jobs",
+		"Jobs whose series are exported.", nil, nil)
+	darshanLogsDesc = prometheus.NewDesc("darshan_retained_logs",
+		"Darshan logs summed into the exported jobs.", nil, nil)
+	darshanWatchesDesc = prometheus.NewDesc("darshan_inotify_watches",
+		"Darshan directories watched with inotify (the others are found by rescans only).", nil, nil)
+)
+
+func (c *darshanCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error {
+	snap := c.sidecar.Snapshot()
+	counter := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.CounterValue, v, labels...)
+	}
+	gauge := func(d *prometheus.Desc, v float64, labels ...string) {
+		ch <- prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+	}
+	counter(darshanProcessedDesc, float64(snap.Processed))
+	for _, r := range logwatch.Reasons {
+		counter(darshanFailedDesc, float64(snap.Failed[r]), r)
+	}
+	for m, v := range snap.ReadBytes {
+		counter(darshanReadBytesDesc, v, m)
+	}
+	for m, v := range snap.WriteBytes {
+		counter(darshanWriteBytesDesc, v, m)
+	}
+	counter(darshanExpiredDesc, float64(snap.Expired))
+	counter(darshanDroppedDesc, float64(snap.Dropped))
+	counter(darshanDuplicatesDesc, float64(snap.Duplicates))
+	for _, r := range []string{logwatch.WaitingQueued, logwatch.WaitingPartial, logwatch.WaitingIncomplete} {
+		gauge(darshanWaitingDesc, float64(snap.Waiting[r]), r)
+	}
+	if !snap.LastScan.IsZero() {
+		gauge(darshanLastScanDesc, float64(snap.LastScan.UnixNano())/1e9)
+		gauge(darshanScanDurationDesc, snap.ScanDuration.Seconds())
+	}
+	gauge(darshanJobsDesc, float64(snap.RetainedJobs))
+	gauge(darshanLogsDesc, float64(snap.RetainedLogs))
+	gauge(darshanWatchesDesc, float64(snap.InotifyWatches))
+	if len(snap.Jobs) > 0 {
+		s.Stream(darshanJobFamilies(snap.Jobs, c.records)...)
+	}
+	return nil
+}

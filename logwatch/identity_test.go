@@ -1,0 +1,119 @@
+package logwatch
+
+import (
+	"encoding/binary"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestJobID(t *testing.T) {
+	for _, c := range []struct {
+		id   int64
+		path string
+		want string
+	}{
+		{11317854, "/d/2026/1/2/alice_solver_id11317854-4242_1-2-300-17417065676046418211_1.darshan", "11317854"},
+		// darshan-runtime fell back to the pid: outside a batch job
+		{19136, "/d/0_threads_id19136-19136_11-21-77822-13668241026959423735_1.darshan", NoJob},
+		// the same ids but another log's name: a job id that is its pid is rare, not impossible
+		{19136, "/d/custom.darshan", "19136"},
+		{19136, "/d/0_threads_id19136-19136_x.darshan", "19136"},
+		{0, "/d/a.darshan", NoJob},
+		{-5, "/d/a.darshan", NoJob},
+		// the name's ids disagree with the log: trust the log
+		{7, "/d/u_e_id8-8_1-1-1-1_1.darshan", "7"},
+		{8, "/d/my_id_tool_id8-9_1-1-1-1_1.darshan", "8"},
+	} {
+		if got := jobID(c.id, c.path); got != c.want {
+			t.Errorf("jobID(%d, %q) = %q, want %q", c.id, c.path, got, c.want)
+		}
+	}
+}
+
+func TestExeName(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"/opt/hpcio-demo/bin/seqrw ":            "seqrw",
+		"/usr/bin/python3 /home/alice/train.py": "python3",
+		"  ./a.out -x":                          "a.out",
+		"ior\t-a POSIX":                         "ior",
+		"":                                      "",
+		"/home/alice/":                          "",
+		"/bin/sol\x00ver\x07":                   "solver",
+		"/x/" + strings.Repeat("é", 60):         strings.Repeat("é", 32),
+		"/p/verylongname<TRUNCATED>":            "verylongname",
+	} {
+		if got := exeName(cmd); got != want {
+			t.Errorf("exeName(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}
+
+// FuzzIdentity: whatever the file name and command line hold, the labels
+// are valid UTF-8, short, and never a path.
+func FuzzIdentity(f *testing.F) {
+	f.Add(int64(19136), "0_threads_id19136-19136_11-21-77822-13668241026959423735_1.darshan", "/opt/bin/x --y /scratch/z")
+	f.Add(int64(1), "u_e_id1-1_1-1-1-1_1.darshan", "a")
+	f.Add(int64(99), "_id99-99_-1--1_1.darshan", "/\xff\xfe")
+	f.Fuzz(func(t *testing.T, id int64, name, cmd string) {
+		j := jobID(id, "/d/"+name)
+		if j != NoJob && (j == "" || strings.ContainsAny(j, "/ ")) {
+			t.Fatalf("jobid %q", j)
+		}
+		e := exeName(cmd)
+		if strings.Contains(e, "/") || !utf8.ValidString(e) || len(e) > maxExeLen || strings.ContainsAny(e, " \t\n") {
+			t.Fatalf("exe %q from %q", e, cmd)
+		}
+	})
+}
+
+// FuzzParseEvents: a buffer of inotify events, however cut, is parsed
+// within its bounds.
+func FuzzParseEvents(f *testing.F) {
+	ev := make([]byte, 16)
+	binary.NativeEndian.PutUint32(ev[0:], 1)
+	binary.NativeEndian.PutUint32(ev[4:], 0x80)
+	binary.NativeEndian.PutUint32(ev[12:], 16)
+	ev = append(ev, "a.darshan\x00\x00\x00\x00\x00\x00\x00"...)
+	f.Add(ev)
+	f.Add(ev[:20])
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		total := 0
+		parseEvents(buf, func(wd int32, mask uint32, name string) {
+			total += 16 + len(name)
+			if strings.IndexByte(name, 0) >= 0 {
+				t.Fatalf("name %q keeps a NUL", name)
+			}
+		})
+		if total > len(buf) {
+			t.Fatalf("parsed %d bytes of %d", total, len(buf))
+		}
+	})
+}
+
+func TestParseEvents(t *testing.T) {
+	var buf []byte
+	for _, n := range []string{"a.darshan", ""} {
+		ev := make([]byte, 16)
+		binary.NativeEndian.PutUint32(ev[0:], 3)
+		binary.NativeEndian.PutUint32(ev[4:], 8)
+		pad := 0
+		if n != "" {
+			pad = 16
+		}
+		binary.NativeEndian.PutUint32(ev[12:], uint32(pad))
+		name := make([]byte, pad)
+		copy(name, n)
+		buf = append(append(buf, ev...), name...)
+	}
+	var got []string
+	parseEvents(buf, func(wd int32, mask uint32, name string) {
+		if wd != 3 || mask != 8 {
+			t.Errorf("wd %d mask %d", wd, mask)
+		}
+		got = append(got, name)
+	})
+	if len(got) != 2 || got[0] != "a.darshan" || got[1] != "" {
+		t.Errorf("events %q", got)
+	}
+}

@@ -1,0 +1,136 @@
+//go:build linux
+
+package logwatch
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+)
+
+// notifier watches directories with inotify (the standard library's
+// syscall package has all it needs). It only speeds discovery up: inotify
+// sees the writes of this node's kernel, not those of other Lustre or NFS
+// clients, and a full queue drops events; the rescans find everything.
+type notifier struct {
+	f *os.File // non-blocking, so that Close ends a pending Read
+
+	mu     sync.Mutex
+	byWD   map[int32]string
+	byDir  map[string]int32
+	warned bool // the watch limit was hit
+}
+
+const watchMask = syscall.IN_CLOSE_WRITE | syscall.IN_MOVED_TO | syscall.IN_MOVED_FROM |
+	syscall.IN_DELETE | syscall.IN_CREATE | syscall.IN_DELETE_SELF | syscall.IN_ONLYDIR
+
+func newNotifier() (*notifier, error) {
+	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+	if err != nil {
+		return nil, os.NewSyscallError("inotify_init1", err)
+	}
+	return &notifier{f: os.NewFile(uintptr(fd), "inotify"), byWD: map[int32]string{}, byDir: map[string]int32{}}, nil
+}
+
+// add watches dir; failures (the watch limit of
+// fs.inotify.max_user_watches, above all) leave dir to the rescans.
+func (n *notifier) add(dir string, log *slog.Logger) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, ok := n.byDir[dir]; ok {
+		return
+	}
+	wd, err := syscall.InotifyAddWatch(int(n.f.Fd()), dir, watchMask)
+	if err != nil {
+		if !n.warned {
+			n.warned = true
+			log.Warn("inotify cannot watch a Darshan directory; it is left to the rescans (raise fs.inotify.max_user_watches?)", "dir", dir, "err", err)
+		}
+		return
+	}
+	n.byWD[int32(wd)] = dir
+	n.byDir[dir] = int32(wd)
+}
+
+// remove stops watching dir (it vanished: the kernel already dropped it).
+func (n *notifier) remove(dir string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if wd, ok := n.byDir[dir]; ok {
+		syscall.InotifyRmWatch(int(n.f.Fd()), uint32(wd))
+		delete(n.byDir, dir)
+		delete(n.byWD, wd)
+	}
+}
+
+func (n *notifier) watches() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.byDir)
+}
+
+func (n *notifier) close() { n.f.Close() }
+
+// notifyEvent is one inotify event, resolved to a path.
+type notifyEvent struct {
+	path     string
+	mask     uint32
+	overflow bool
+}
+
+// run reads events until ctx ends or the notifier is closed.
+func (n *notifier) run(ctx context.Context, handle func(notifyEvent)) {
+	buf := make([]byte, 64<<10)
+	for ctx.Err() == nil {
+		k, err := n.f.Read(buf)
+		if err != nil {
+			if errors.Is(err, os.ErrClosed) || ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		parseEvents(buf[:k], func(wd int32, mask uint32, name string) {
+			if mask&syscall.IN_Q_OVERFLOW != 0 {
+				handle(notifyEvent{overflow: true})
+				return
+			}
+			n.mu.Lock()
+			dir, ok := n.byWD[wd]
+			if mask&syscall.IN_IGNORED != 0 && ok {
+				delete(n.byWD, wd)
+				delete(n.byDir, dir)
+			}
+			n.mu.Unlock()
+			if !ok {
+				return
+			}
+			path := dir
+			if name != "" {
+				path = filepath.Join(dir, name)
+			}
+			handle(notifyEvent{path: path, mask: mask})
+		})
+	}
+}
+
+// event acts on one inotify event.
+func (s *Sidecar) event(ev notifyEvent) {
+	switch {
+	case ev.overflow:
+		s.requestScan()
+	case ev.mask&syscall.IN_ISDIR != 0 && ev.mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0:
+		s.requestScan() // a new day directory: list and watch it
+	case ev.mask&syscall.IN_ISDIR != 0:
+		// a directory removed or moved away: the next scan notices
+	case ev.mask&(syscall.IN_CLOSE_WRITE|syscall.IN_MOVED_TO) != 0:
+		if fi, err := os.Lstat(ev.path); err == nil {
+			s.consider(ev.path, fi, true)
+		}
+	case ev.mask&(syscall.IN_MOVED_FROM|syscall.IN_DELETE) != 0:
+		s.forget(ev.path)
+	}
+}

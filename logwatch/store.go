@@ -1,0 +1,279 @@
+package logwatch
+
+import (
+	"hash/fnv"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/darshan/signals"
+)
+
+// store holds the summaries of the logs inside the retention window,
+// grouped into jobs by Identity, and the views the collector exports.
+type store struct {
+	retention  time.Duration
+	maxJobs    int
+	maxRecords int
+
+	mu   sync.Mutex
+	logs map[string]*logEntry // retained and shadowed logs, by path
+	// byPrint lists, per fingerprint, the paths that hold the same log: the
+	// first is exported, the others are copies kept in the shadow so that a
+	// log moved within the drop directory stays exported.
+	byPrint map[fingerprint][]*logEntry
+	jobs    map[Identity]*jobEntry
+	sorted  []*JobView // all views sorted by identity; nil when stale
+
+	expired, droppedJobs, duplicates uint64
+}
+
+// logEntry is one log read successfully.
+type logEntry struct {
+	path   string
+	id     Identity
+	sum    *signals.Summary
+	end    time.Time // the retention clock: the log's end (its mtime when the end is absurd)
+	print  fingerprint
+	active bool // exported (not a copy)
+}
+
+// fingerprint tells copies of a log apart from other logs of the same job.
+type fingerprint struct {
+	jobID, uid, nprocs int64
+	start, end         float64
+	cmd                uint64 // hash of the command line
+	bytes              float64
+}
+
+func makeFingerprint(s *signals.Summary, cmdline string) fingerprint {
+	h := fnv.New64a()
+	h.Write([]byte(cmdline))
+	var b float64
+	for i := range s.Modules {
+		b += s.Modules[i].Bytes()
+	}
+	return fingerprint{jobID: s.JobID, uid: s.UID, nprocs: s.NProcs, start: s.Start, end: s.End, cmd: h.Sum64(), bytes: b}
+}
+
+// jobEntry is the logs of one identity and their merged summary.
+type jobEntry struct {
+	id     Identity
+	logs   []*logEntry
+	merged *signals.Summary
+	end    time.Time // the latest end of its logs
+	view   *JobView
+}
+
+func newStore(retention time.Duration, maxJobs, maxRecords int) *store {
+	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords,
+		logs: map[string]*logEntry{}, byPrint: map[fingerprint][]*logEntry{}, jobs: map[Identity]*jobEntry{}}
+}
+
+// retentionClock returns when a log ended, for retention: its end time, or
+// the file's modification time when the end is missing or in the future.
+func retentionClock(s *signals.Summary, mtime, now time.Time) time.Time {
+	end := time.Unix(0, int64(s.End*1e9))
+	if s.End <= 0 || end.After(now.Add(time.Hour)) {
+		return mtime
+	}
+	return end
+}
+
+// addResult says what became of a log given to add.
+type addResult int
+
+const (
+	added addResult = iota
+	duplicate
+	alreadyExpired
+	droppedAtOnce // its job was the oldest past --darshan.max-jobs
+)
+
+// add adds the log at path; a log already held at path is replaced.
+func (s *store) add(path string, id Identity, sum *signals.Summary, cmdline string, mtime, now time.Time) addResult {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeLocked(path)
+	e := &logEntry{path: path, id: id, sum: sum, end: retentionClock(sum, mtime, now), print: makeFingerprint(sum, cmdline)}
+	if e.end.Add(s.retention).Before(now) {
+		s.expired++
+		return alreadyExpired
+	}
+	s.logs[path] = e
+	copies := s.byPrint[e.print]
+	s.byPrint[e.print] = append(copies, e)
+	if len(copies) > 0 {
+		s.duplicates++
+		return duplicate
+	}
+	s.activate(e)
+	if s.enforceMaxJobs(); s.logs[path] == nil {
+		return droppedAtOnce
+	}
+	return added
+}
+
+// activate exports e with its job.
+func (s *store) activate(e *logEntry) {
+	e.active = true
+	j := s.jobs[e.id]
+	if j == nil {
+		j = &jobEntry{id: e.id}
+		s.jobs[e.id] = j
+	}
+	j.logs = append(j.logs, e)
+	if j.merged == nil {
+		j.merged = e.sum
+	} else {
+		j.merged = signals.Merge(s.maxRecords, j.merged, e.sum)
+	}
+	if e.end.After(j.end) {
+		j.end = e.end
+	}
+	j.view = newJobView(j.id, j.merged)
+	s.sorted = nil
+}
+
+// removeLocked forgets the log at path (its file vanished or changed). A
+// copy of it, when there is one, is exported instead.
+func (s *store) removeLocked(path string) {
+	e := s.logs[path]
+	if e == nil {
+		return
+	}
+	delete(s.logs, path)
+	copies := slices.DeleteFunc(s.byPrint[e.print], func(c *logEntry) bool { return c == e })
+	if len(copies) == 0 {
+		delete(s.byPrint, e.print)
+	} else {
+		s.byPrint[e.print] = copies
+	}
+	if !e.active {
+		return
+	}
+	s.deactivate(e)
+	if len(copies) > 0 {
+		s.activate(copies[0])
+	}
+}
+
+// deactivate takes e out of its job, whose summary is merged again.
+func (s *store) deactivate(e *logEntry) {
+	e.active = false
+	j := s.jobs[e.id]
+	if j == nil {
+		return
+	}
+	j.logs = slices.DeleteFunc(j.logs, func(c *logEntry) bool { return c == e })
+	s.sorted = nil
+	if len(j.logs) == 0 {
+		delete(s.jobs, e.id)
+		return
+	}
+	sums := make([]*signals.Summary, len(j.logs))
+	j.end = time.Time{}
+	for i, l := range j.logs {
+		sums[i] = l.sum
+		if l.end.After(j.end) {
+			j.end = l.end
+		}
+	}
+	j.merged = sums[0]
+	if len(sums) > 1 {
+		j.merged = signals.Merge(s.maxRecords, sums...)
+	}
+	j.view = newJobView(j.id, j.merged)
+}
+
+func (s *store) remove(path string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.removeLocked(path)
+}
+
+// expire forgets the logs whose retention ran out.
+func (s *store) expire(now time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var old []*logEntry
+	for _, e := range s.logs {
+		if e.end.Add(s.retention).Before(now) {
+			old = append(old, e)
+		}
+	}
+	// Copies first, so that an expired log is not replaced by its copy.
+	slices.SortFunc(old, func(a, b *logEntry) int {
+		switch {
+		case a.active == b.active:
+			return 0
+		case b.active:
+			return -1
+		}
+		return 1
+	})
+	for _, e := range old {
+		if e.active {
+			s.expired++
+		}
+		s.removeLocked(e.path)
+	}
+}
+
+// enforceMaxJobs drops the jobs that ended first while there are more than
+// maxJobs.
+func (s *store) enforceMaxJobs() {
+	for s.maxJobs > 0 && len(s.jobs) > s.maxJobs {
+		var oldest *jobEntry
+		for _, j := range s.jobs {
+			if oldest == nil || j.end.Before(oldest.end) || j.end.Equal(oldest.end) && j.id.less(oldest.id) {
+				oldest = j
+			}
+		}
+		for _, e := range slices.Clone(oldest.logs) {
+			// The log and its copies go: the files stay known to the
+			// watcher, which does not read them again.
+			for _, c := range s.byPrint[e.print] {
+				delete(s.logs, c.path)
+			}
+			delete(s.byPrint, e.print)
+		}
+		delete(s.jobs, oldest.id)
+		s.sorted = nil
+		s.droppedJobs++
+	}
+}
+
+// views returns the views of all jobs sorted by identity. The slice and the
+// views are not changed afterwards: a scrape can write them without a lock.
+func (s *store) views() []*JobView {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sorted == nil {
+		out := make([]*JobView, 0, len(s.jobs))
+		for _, j := range s.jobs {
+			out = append(out, j.view)
+		}
+		slices.SortFunc(out, func(a, b *JobView) int {
+			switch {
+			case a.Identity.less(b.Identity):
+				return -1
+			case b.Identity.less(a.Identity):
+				return 1
+			}
+			return 0
+		})
+		s.sorted = out
+	}
+	return s.sorted
+}
+
+// counts returns the retained jobs and logs (copies excluded).
+func (s *store) counts() (jobs, logs int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, j := range s.jobs {
+		logs += len(j.logs)
+	}
+	return len(s.jobs), logs
+}

@@ -1,0 +1,96 @@
+package logwatch
+
+import (
+	"strconv"
+
+	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/darshan/signals"
+)
+
+// JobView is what the collector exports of one job, computed once when the
+// job's logs change. Views are never modified after they are made, so a
+// scrape writes them without holding any lock. NA values are not exported.
+type JobView struct {
+	Identity
+	Logs       int     // logs summed
+	Version    string  // log format version of the log that ended last
+	NProcs     float64 // the largest process count of its logs
+	Start, End float64 // seconds since the epoch: first start, last end
+
+	Job     [4]signals.Value // signals.JobSignals
+	Modules []ModuleView     // data modules with records, in module id order
+	// POSIX holds signals.POSIXJobSignals, or is nil when the job has no
+	// POSIX records.
+	POSIX   []signals.Value
+	Layers  []LayerView
+	Records []RecordView // the largest first; empty unless records are kept
+}
+
+// ModuleView is the level 2 of one data module.
+type ModuleView struct {
+	Name                    string           // as darshan-parser names it: POSIX, MPI-IO, …
+	BytesRead, BytesWritten float64          // sums over the module's records
+	Values                  [6]signals.Value // signals.ModuleSignals
+}
+
+// LayerView is the HEATMAP signals of one instrumented layer.
+type LayerView struct {
+	Name   string // POSIX, STDIO, MPIIO, …
+	Width  float64
+	Values signals.HeatmapValues
+}
+
+// RecordView is the level 3 of one record.
+type RecordView struct {
+	Module                  string // as darshan-parser names it
+	Rank                    string // decimal, -1 for a shared file
+	ID                      string // the record id, 16 hex digits
+	BytesRead, BytesWritten float64
+	Signals                 []signals.Signal // signals.RecordSignalsOf(module)
+	Values                  []signals.Value
+}
+
+func newJobView(id Identity, s *signals.Summary) *JobView {
+	v := &JobView{Identity: id, Logs: s.Logs, Version: s.Version, NProcs: float64(s.NProcs), Start: s.Start, End: s.End}
+	for i, sig := range signals.JobSignals {
+		v.Job[i] = s.JobSignal(sig)
+	}
+	for i := range s.Modules {
+		in := &s.Modules[i]
+		mv := ModuleView{Name: in.Module.String(), BytesRead: in.BytesRead(), BytesWritten: in.BytesWritten()}
+		for k, sig := range signals.ModuleSignals {
+			mv.Values[k] = in.ModuleSignal(sig)
+		}
+		v.Modules = append(v.Modules, mv)
+	}
+	if s.Module(darshan.POSIX) != nil {
+		v.POSIX = make([]signals.Value, len(signals.POSIXJobSignals))
+		for i, sig := range signals.POSIXJobSignals {
+			v.POSIX[i] = s.POSIXJobSignal(sig)
+		}
+	}
+	for i := range s.Layers {
+		l := &s.Layers[i]
+		v.Layers = append(v.Layers, LayerView{Name: l.Name, Width: l.Width, Values: l.Signals()})
+	}
+	for i := range s.Records {
+		r := &s.Records[i]
+		sigs := signals.RecordSignalsOf(r.Key.Module)
+		rv := RecordView{Module: r.Key.Module.String(), Rank: strconv.FormatInt(r.Key.Rank, 10),
+			ID: hexID(r.Key.ID), BytesRead: r.BytesRead(), BytesWritten: r.BytesWritten(),
+			Signals: sigs, Values: make([]signals.Value, len(sigs))}
+		for k, sig := range sigs {
+			rv.Values[k] = r.Signal(sig)
+		}
+		v.Records = append(v.Records, rv)
+	}
+	return v
+}
+
+func hexID(id uint64) string {
+	s := strconv.FormatUint(id, 16)
+	for len(s) < 16 {
+		s = "0" + s
+	}
+	return s
+}
