@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
 	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/promtool"
 	"github.com/hpcio/hpcio_exporter/logwatch"
 )
 
@@ -156,19 +156,7 @@ func jobLines(text string) string {
 // (required under CI).
 func promtoolCheckText(t *testing.T, text string) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is required under CI")
-		}
-		t.Log("promtool not installed: skipping promtool check metrics")
-		return
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
+	promtool.CheckMetrics(t, text)
 }
 
 // Without --darshan.dir the collector stays out.

@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"flag"
 	"log/slog"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -19,6 +17,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/golden"
+	"github.com/hpcio/hpcio_exporter/internal/promtool"
 )
 
 // newDayuForTest builds the collector over dirs with the given cap.
@@ -86,36 +86,7 @@ var dayuVolatile = regexp.MustCompile(`(?m)^dayu_workflow_last_change_timestamp_
 // flag rewrites it.
 func dayuGolden(t *testing.T, name, text string) {
 	t.Helper()
-	got := dayuVolatile.ReplaceAllString(text, "")
-	path := filepath.Join("testdata", "dayu", name)
-	if f := flag.Lookup("update"); f != nil && f.Value.String() == "true" {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./collector -run Dayu -update creates it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs at line %d:\n got: %s\nwant: %s", path, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", "dayu", name), dayuVolatile.ReplaceAllString(text, ""), *update)
 }
 
 // dayuSample returns the value of one series in a text exposition.
@@ -356,17 +327,7 @@ func TestDayuCorpus(t *testing.T) {
 // checkPromtool runs promtool check metrics when promtool is installed.
 func checkPromtool(t *testing.T, text string) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Log("promtool not installed: skipping promtool check metrics")
-		return
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
+	promtool.CheckMetrics(t, text)
 }
 
 // BenchmarkDayuScrapeCorpus is one scrape of the whole corpus (6 workflows,

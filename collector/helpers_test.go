@@ -6,7 +6,6 @@ import (
 	"flag"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -19,6 +18,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/exposition"
+	"github.com/hpcio/hpcio_exporter/internal/golden"
 	"github.com/hpcio/hpcio_exporter/lctl"
 )
 
@@ -135,33 +135,7 @@ func stable(text string) string { return volatile.ReplaceAllString(text, "") }
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll(filepath.Dir(path), 0o755)
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./collector -update creates it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s: line %d\n got %q\nwant %q", path, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 // value returns the sample value of the series whose line starts with

@@ -4,11 +4,12 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/hpcio/hpcio_exporter/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
@@ -16,35 +17,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 // checkGolden compares got with testdata/<name>, or rewrites it with -update.
 func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./dayu -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		gl, wl := strings.Split(string(got), "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < max(len(gl), len(wl)); i++ {
-			var g, w string
-			if i < len(gl) {
-				g = gl[i]
-			}
-			if i < len(wl) {
-				w = wl[i]
-			}
-			if g != w {
-				t.Fatalf("%s differs from the golden file at line %d:\n got: %s\nwant: %s\n(run go test ./dayu -update after checking the change)", path, i+1, g, w)
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", name), string(got), *update)
 }
 
 // summarizeStats writes a stable, compact account of a parsed stats file:

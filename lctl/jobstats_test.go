@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -70,40 +71,7 @@ func summarize(t *testing.T, r io.Reader, unnamed string) string {
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name+".golden")
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./lctl -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from %s:\n%s", name, path, firstDiff(string(want), got))
-	}
-}
-
-func firstDiff(want, got string) string {
-	wl, gl := strings.Split(want, "\n"), strings.Split(got, "\n")
-	for i := 0; i < len(wl) || i < len(gl); i++ {
-		var w, g string
-		if i < len(wl) {
-			w = wl[i]
-		}
-		if i < len(gl) {
-			g = gl[i]
-		}
-		if w != g {
-			return fmt.Sprintf("line %d:\n want %q\n  got %q", i+1, w, g)
-		}
-	}
-	return "(no line differs)"
+	golden.Check(t, filepath.Join("testdata", "golden", name+".golden"), got, *update)
 }
 
 // unnamedParam names the parameter of a bare proc file, by its path:

@@ -1,7 +1,6 @@
 package lnet
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"io/fs"
@@ -11,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -51,37 +51,11 @@ func parseFile(t *testing.T, path string) string {
 	return string(out) + "\n"
 }
 
-func checkGolden(t *testing.T, golden, got string) {
+func checkGolden(t *testing.T, path, got string) {
 	t.Helper()
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (go test ./lnet -update creates it)", err)
-	}
-	if !bytes.Equal(want, []byte(got)) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := range max(len(gl), len(wl)) {
-			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n got: %q\nwant: %q", golden, i+1, at(gl, i), at(wl, i))
-			}
-		}
-	}
+	golden.Check(t, path, got, *update)
 }
 
-func at(lines []string, i int) string {
-	if i < len(lines) {
-		return lines[i]
-	}
-	return "<end>"
-}
 
 // Every lnet file of the project's fixtures, parsed, against its golden.
 func TestLNetFixturesGolden(t *testing.T) {

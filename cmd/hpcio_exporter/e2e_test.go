@@ -19,6 +19,8 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/golden"
+	"github.com/hpcio/hpcio_exporter/internal/promtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -140,44 +142,14 @@ var volatile = regexp.MustCompile(`(?m)^(hpcio_exporter_build_info|hpcio_exporte
 
 // promtoolCheck runs promtool check metrics on a scrape. Under CI it must
 // be installed; elsewhere the check is skipped with a message.
-func promtoolCheck(t *testing.T, text string) {
+func promtoolCheck(t testing.TB, text string) {
 	t.Helper()
-	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("promtool is required under CI (apt-get install prometheus)")
-		}
-		t.Log("promtool not installed (apt-get install prometheus): skipping promtool check metrics")
-		return
-	}
-	cmd := exec.Command(promtool, "check", "metrics")
-	cmd.Stdin = strings.NewReader(text)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Errorf("promtool check metrics: %v\n%s", err, out)
-	}
+	promtool.CheckMetrics(t, text)
 }
 
 func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name)
-	if *update {
-		os.MkdirAll("testdata", 0o755)
-		os.WriteFile(path, []byte(got), 0o644)
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./cmd/hpcio_exporter -update creates it)", err)
-	}
-	if got != string(want) {
-		gl, wl := strings.Split(got, "\n"), strings.Split(string(want), "\n")
-		for i := 0; i < len(gl) || i < len(wl); i++ {
-			if i >= len(gl) || i >= len(wl) || gl[i] != wl[i] {
-				t.Fatalf("%s differs at line %d:\n%s", path, i+1, strings.Join(gl[max(0, i-2):min(len(gl), i+3)], "\n"))
-			}
-		}
-	}
+	golden.Check(t, filepath.Join("testdata", name), got, *update)
 }
 
 // The built binary with a fake lctl printing the edge fixture: /metrics is
