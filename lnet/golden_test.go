@@ -56,7 +56,6 @@ func checkGolden(t *testing.T, path, got string) {
 	golden.Check(t, path, got, *update)
 }
 
-
 // Every lnet file of the project's fixtures, parsed, against its golden.
 func TestLNetFixturesGolden(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(corpus.Fixtures(t, "lustre"), "lnet-*.txt"))
