@@ -1,5 +1,7 @@
 package darshan
 
+import "math/bits"
+
 // Huffman decoding tables for the inflater: a primary table indexed by the
 // next root bits of input, whose entries either decode a symbol or point to
 // a subtable for the longer codes sharing that prefix.
@@ -72,8 +74,6 @@ const (
 type huffTable struct {
 	root    uint
 	entries []entry
-	// alphabet turns a symbol and its code length into an entry.
-	alphabet func(sym int, length uint) entry
 }
 
 // lookup returns the entry for the next input bits.
@@ -93,44 +93,59 @@ var (
 	distExtra   = [30]uint{0, 0, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12, 13, 13}
 )
 
-func litSymbol(sym int, length uint) entry {
-	switch {
-	case sym < 256:
-		return mkEntry(length, kindLiteral, 0, sym)
-	case sym == 256:
-		return mkEntry(length, kindEnd, 0, 0)
-	case sym <= 285:
-		return mkEntry(length, kindBase, lengthExtra[sym-257], lengthBase[sym-257])
-	}
-	return mkEntry(length, kindInvalid, 0, 0)
-}
+// The entries of each alphabet's symbols, without their code length (the
+// builder ORs it in): looking them up costs less than deciding per symbol.
+var (
+	litAlphabet, distAlphabet, codeAlphabet = alphabets()
+	invalidSymbol                           = mkEntry(0, kindInvalid, 0, 0)
+)
 
-func distSymbol(sym int, length uint) entry {
-	if sym < 30 {
-		return mkEntry(length, kindBase, distExtra[sym], distBase[sym])
+func alphabets() (lit [288]entry, dist [32]entry, code [19]entry) {
+	for sym := range lit {
+		switch {
+		case sym < 256:
+			lit[sym] = mkEntry(0, kindLiteral, 0, sym)
+		case sym == 256:
+			lit[sym] = mkEntry(0, kindEnd, 0, 0)
+		case sym <= 285:
+			lit[sym] = mkEntry(0, kindBase, lengthExtra[sym-257], lengthBase[sym-257])
+		default:
+			lit[sym] = mkEntry(0, kindInvalid, 0, 0)
+		}
 	}
-	return mkEntry(length, kindInvalid, 0, 0)
+	for sym := range dist {
+		dist[sym] = mkEntry(0, kindInvalid, 0, 0)
+		if sym < 30 {
+			dist[sym] = mkEntry(0, kindBase, distExtra[sym], distBase[sym])
+		}
+	}
+	for sym := range code {
+		code[sym] = mkEntry(0, kindLiteral, 0, sym)
+	}
+	return lit, dist, code
 }
-
-func codeSymbol(sym int, length uint) entry { return mkEntry(length, kindLiteral, 0, sym) }
 
 // build makes the table of the canonical Huffman code with the given code
-// lengths (0: unused symbol) over alphabet. It rejects over-subscribed codes
-// and incomplete ones, except, as zlib does, an empty code and — when
-// single is set (literal/length and distance codes) — a code of a single
-// 1-bit symbol.
+// lengths (0: unused symbol); alphabet holds each symbol's entry. It
+// rejects over-subscribed codes and incomplete ones, except, as zlib does,
+// an empty code and — when single is set (literal/length and distance
+// codes) — a code of a single 1-bit symbol.
 //
-// Symbols are taken in canonical order (by length, then symbol) and their
-// codes are counted in bit-reversed form, so that each code indexes the
-// table directly; codes longer than root continue in a subtable per
-// root-bit prefix, sized for the codes that share that prefix.
-func (t *huffTable) build(lens []uint8, root uint, alphabet func(int, uint) entry, single bool) bool {
-	t.root, t.alphabet = root, alphabet
+// Symbols are taken in canonical order (by length, then symbol); each code
+// is bit-reversed to index the table directly, since deflate sends codes
+// most significant bit first into a least-significant-first bit buffer.
+// Codes longer than root continue in a subtable per root-bit prefix, sized
+// for the codes that share that prefix.
+//
+// A region is often a thousand small streams of one dynamic block each,
+// so building costs as much as decoding: the loops are per length, with
+// no per-symbol calls.
+func (t *huffTable) build(lens []uint8, root uint, alphabet []entry, single bool) bool {
+	t.root = root
 	var count [16]int
-	maxLen := uint(0)
+	maxLen := 0
 	for _, l := range lens {
 		count[l]++
-		maxLen = max(maxLen, uint(l))
 	}
 	count[0] = 0
 	left := 1
@@ -139,78 +154,92 @@ func (t *huffTable) build(lens []uint8, root uint, alphabet func(int, uint) entr
 		if left < 0 {
 			return false // over-subscribed
 		}
+		if count[l] != 0 {
+			maxLen = l
+		}
 	}
 	if left > 0 && maxLen > 0 && !(single && maxLen == 1) {
 		return false // incomplete
 	}
 	// symbols in canonical order
-	var offs [16]int
-	for l := 1; l < 15; l++ {
+	var offs [17]int
+	for l := 1; l <= 15; l++ {
 		offs[l+1] = offs[l] + count[l]
 	}
+	offs[0] = offs[16] // unused symbols go after the others, without a test per symbol
 	var sorted [320]uint16
 	for sym, l := range lens {
-		if l != 0 {
-			sorted[offs[l]] = uint16(sym)
-			offs[l]++
-		}
+		sorted[offs[l]] = uint16(sym)
+		offs[l]++
 	}
-	n := offs[15]
 
 	size := 1 << root
 	if cap(t.entries) < size {
 		t.entries = make([]entry, size, 4*size)
 	}
 	t.entries = t.entries[:size]
-	if left > 0 { // incomplete: some entries stay unused
-		invalid := mkEntry(root, kindInvalid, 0, 0)
+	complete := left == 0
+	if !complete { // some entries stay unused
+		invalid := invalidSymbol | entry(root)
 		for i := range t.entries {
 			t.entries[i] = invalid
 		}
 	}
-	code := 0    // bit-reversed canonical code of the current symbol
+	code := 0    // canonical code, most significant bit first
+	next := 0    // index in sorted of the next symbol
+	filled := 0  // complete codes: entries[:1<<filled] are placed
 	prefix := -1 // root-bit prefix of the current subtable
-	sub, subBase := uint(0), 0
-	// For a complete code the primary table is filled by doubling: the
-	// codes of length l go to their index below 1<<l, and before the codes
-	// of length l+1 the first 1<<l entries are copied to the next 1<<l, so
-	// that each short code ends up at all its indexes through a few
-	// memmoves instead of strided writes. Slots not yet decided are
-	// prefixes of longer codes, overwritten at their own length.
-	filled := uint(0) // entries[:1<<filled] are placed (complete codes)
-	double := func(to uint) {
-		if filled == 0 {
-			filled = to // nothing placed yet: nothing to copy
-		}
-		for ; filled < to; filled++ {
-			copy(t.entries[1<<filled:2<<filled], t.entries[:1<<filled])
-		}
-	}
-	for i := range n {
-		sym := int(sorted[i])
-		l := uint(lens[sym])
-		e := alphabet(sym, l)
-		if l <= root {
-			if left == 0 {
-				double(l)
-				t.entries[code] = e
-			} else {
-				for k := code; k < size; k += 1 << l {
-					t.entries[k] = e
+	sub, subBase := 0, 0
+	for l := 1; l <= maxLen; l++ {
+		n := count[l]
+		if l <= int(root) {
+			if complete && n > 0 {
+				// The primary table is filled by doubling: the codes of
+				// length l go to their index below 1<<l, after the first
+				// 1<<filled entries were copied up to 1<<l, so each short
+				// code reaches all its indexes through a few memmoves.
+				// Undecided slots are prefixes of longer codes, overwritten
+				// at their own length.
+				if filled == 0 {
+					filled = l
+				}
+				for ; filled < l; filled++ {
+					copy(t.entries[1<<filled:2<<filled], t.entries[:1<<filled])
 				}
 			}
-		} else {
-			if left == 0 {
-				double(root)
+			for _, sym := range sorted[next : next+n] {
+				e := alphabet[sym] | entry(l)
+				r := reverse(code, l)
+				if complete {
+					t.entries[r] = e
+				} else {
+					for k := r; k < size; k += 1 << l {
+						t.entries[k] = e
+					}
+				}
+				code++
 			}
-			if p := code & (size - 1); p != prefix {
+			next += n
+			code <<= 1
+			continue
+		}
+		if complete && filled > 0 {
+			for ; filled < int(root); filled++ {
+				copy(t.entries[1<<filled:2<<filled], t.entries[:1<<filled])
+			}
+		}
+		for _, sym := range sorted[next : next+n] {
+			e := alphabet[sym] | entry(l)
+			r := reverse(code, l)
+			if p := r & (size - 1); p != prefix {
 				// a new subtable: as many index bits as the codes that
-				// start with this prefix need (zlib's inflate_table)
+				// start with this prefix need (zlib's inflate_table);
+				// count holds the codes still to place
 				prefix = p
-				sub = l - root
+				sub = l - int(root)
 				room := 1 << sub
-				for sub+root < maxLen {
-					room -= count[sub+root]
+				for sub+int(root) < maxLen {
+					room -= count[sub+int(root)]
 					if room <= 0 {
 						break
 					}
@@ -218,36 +247,36 @@ func (t *huffTable) build(lens []uint8, root uint, alphabet func(int, uint) entr
 					room <<= 1
 				}
 				subBase = len(t.entries)
-				t.entries[p] = mkEntry(root, kindSub, sub, subBase)
-				if end := subBase + 1<<sub; left == 0 && end <= cap(t.entries) {
+				t.entries[p] = mkEntry(root, kindSub, uint(sub), subBase)
+				if end := subBase + 1<<sub; complete && end <= cap(t.entries) {
 					t.entries = t.entries[:end] // a complete code fills every entry
 				} else {
-					fill := mkEntry(root+sub, kindInvalid, 0, 0)
+					fill := invalidSymbol | entry(int(root)+sub)
 					for range 1 << sub {
 						t.entries = append(t.entries, fill)
 					}
 				}
 			}
-			for k := code >> root; k < 1<<sub; k += 1 << (l - root) {
+			for k := r >> root; k < 1<<sub; k += 1 << (l - int(root)) {
 				t.entries[subBase+k] = e
 			}
+			count[l]--
+			code++
 		}
-		count[l]-- // the subtable sizing above counts the codes still to place
-		// next code in bit-reversed order
-		step := 1 << (l - 1)
-		for code&step != 0 {
-			step >>= 1
-		}
-		if step == 0 {
-			code = 0
-		} else {
-			code = code&(step-1) + step
-		}
+		next += n
+		code <<= 1
 	}
-	if left == 0 && n > 0 {
-		double(root)
+	if complete && filled > 0 {
+		for ; filled < int(root); filled++ {
+			copy(t.entries[1<<filled:2<<filled], t.entries[:1<<filled])
+		}
 	}
 	return true
+}
+
+// reverse returns the l low bits of code in reverse order.
+func reverse(code, l int) int {
+	return int(bits.Reverse16(uint16(code)) >> (16 - l))
 }
 
 // The tables of fixed Huffman blocks (RFC 1951 3.2.6).
@@ -270,7 +299,7 @@ var fixedLit, fixedDist = func() (huffTable, huffTable) {
 	for i := range dl {
 		dl[i] = 5
 	}
-	if !lit.build(ll[:], litRoot, litSymbol, true) || !dist.build(dl[:], distRoot, distSymbol, true) {
+	if !lit.build(ll[:], litRoot, litAlphabet[:], true) || !dist.build(dl[:], distRoot, distAlphabet[:], true) {
 		panic("darshan: fixed Huffman tables")
 	}
 	return lit, dist

@@ -3,8 +3,6 @@ package darshan
 import (
 	"encoding/binary"
 	"errors"
-	"hash"
-	"hash/adler32"
 	"io"
 )
 
@@ -39,8 +37,8 @@ type inflater struct {
 	dynDist   huffTable
 	codeLens  huffTable
 
-	adler   hash.Hash32
-	summed  int // out[:summed] is in the checksum
+	adler   uint32 // Adler-32 of the output so far
+	summed  int    // out[:summed] is in the checksum
 	err     error
 	started bool
 }
@@ -73,7 +71,7 @@ var (
 )
 
 func newInflater() *inflater {
-	return &inflater{out: make([]byte, 0, windowSize+outChunk+maxMatch+8), adler: adler32.New()}
+	return &inflater{out: make([]byte, 0, windowSize+outChunk+maxMatch+8)}
 }
 
 // reset starts a stream at in[pos:].
@@ -81,7 +79,7 @@ func (z *inflater) reset(in []byte, pos int) {
 	z.in, z.pos, z.bits, z.nbits = in, pos, 0, 0
 	z.out, z.r, z.produced = z.out[:0], 0, 0
 	z.state, z.final, z.stored, z.copyLen = stateHeader, false, 0, 0
-	z.adler.Reset()
+	z.adler = 1
 	z.summed, z.err, z.started = 0, nil, true
 }
 
@@ -125,7 +123,7 @@ func (z *inflater) decode() error {
 	start := len(z.out)
 	err := z.run()
 	z.produced += int64(len(z.out) - start)
-	z.adler.Write(z.out[z.summed:])
+	z.adler = adler32Update(z.adler, z.out[z.summed:])
 	z.summed = len(z.out)
 	if err == nil && z.state == stateTrailer {
 		err = z.trailer()
@@ -285,22 +283,38 @@ func (z *inflater) dynamicTables() error {
 		clens[codeLengthOrder[i]] = uint8(z.take(3))
 	}
 	cl := &z.codeLens
-	if !cl.build(clens[:], 7, codeSymbol, false) {
+	if !cl.build(clens[:], 7, codeAlphabet[:], false) {
 		return errCodeLengths
 	}
 	var lens [286 + 30]uint8
-	for i := 0; i < nlit+ndist; {
+	codes := (*[128]entry)(cl.entries) // 7-bit codes at most: no subtables
+	// The bit buffer lives in locals here (a chain of loads and stores
+	// through z otherwise); z has it back before any other call.
+	in, bits, nbits, pos := z.in, z.bits, z.nbits, z.pos
+	for i, n := 0, nlit+ndist; i < n; {
 		// A code length code (7 bits at most) and its repeat bits (7 at
-		// most) are in the buffer after need(14); the block data and the
+		// most) are in the buffer after 14 bits; the block data and the
 		// trailer follow, so a valid stream always has those bits.
-		if err := z.need(14); err != nil {
-			return err
+		if nbits < 14 {
+			if pos+8 <= len(in) {
+				bits |= binary.LittleEndian.Uint64(in[pos:]) << nbits
+				k := (63 - nbits) >> 3
+				pos += int(k)
+				nbits += k * 8
+			} else {
+				z.bits, z.nbits, z.pos = bits, nbits, pos
+				if err := z.need(14); err != nil {
+					return err
+				}
+				bits, nbits, pos = z.bits, z.nbits, z.pos
+			}
 		}
-		e := cl.lookup(z.bits)
-		if e.kind() == kindInvalid {
+		e := codes[bits&127]
+		if e&flagLiteral == 0 {
 			return errCodeLengths
 		}
-		z.take(e.length())
+		bits >>= e.length()
+		nbits -= e.length()
 		sym := e.value()
 		if sym < 16 {
 			lens[i] = uint8(sym)
@@ -314,13 +328,16 @@ func (z *inflater) dynamicTables() error {
 			if i == 0 {
 				return errCodeLengths
 			}
-			rep, val = 3+int(z.take(2)), lens[i-1]
+			rep, val = 3+int(bits&3), lens[i-1]
+			bits, nbits = bits>>2, nbits-2
 		case 17:
-			rep = 3 + int(z.take(3))
+			rep = 3 + int(bits&7)
+			bits, nbits = bits>>3, nbits-3
 		default:
-			rep = 11 + int(z.take(7))
+			rep = 11 + int(bits&127)
+			bits, nbits = bits>>7, nbits-7
 		}
-		if i+rep > nlit+ndist {
+		if i+rep > n {
 			return errCodeLengths
 		}
 		for ; rep > 0; rep-- {
@@ -328,10 +345,11 @@ func (z *inflater) dynamicTables() error {
 			i++
 		}
 	}
+	z.bits, z.nbits, z.pos = bits, nbits, pos
 	if lens[256] == 0 { // no end-of-block code
 		return errCodeLengths
 	}
-	if !z.dynLit.build(lens[:nlit], litRoot, litSymbol, true) || !z.dynDist.build(lens[nlit:nlit+ndist], distRoot, distSymbol, true) {
+	if !z.dynLit.build(lens[:nlit], litRoot, litAlphabet[:], true) || !z.dynDist.build(lens[nlit:nlit+ndist], distRoot, distAlphabet[:], true) {
 		return errCodeLengths
 	}
 	return nil
@@ -389,9 +407,11 @@ func (z *inflater) huffman() error {
 func (z *inflater) huffmanFast() (done bool, err error) {
 	bits, nbits, pos := z.bits, z.nbits, z.pos
 	in, out := z.in, z.out
-	lt, lmask := z.lit.entries, uint64(1)<<z.lit.root-1
-	dt, dmask := z.dist.entries, uint64(1)<<z.dist.root-1
-	litRootBits, distRootBits := z.lit.root, z.dist.root
+	// Every table has the same root sizes: fixed-size views of the primary
+	// tables index without bounds checks.
+	lt, dt := z.lit.entries, z.dist.entries
+	lroot, droot := (*[1 << litRoot]entry)(lt), (*[1 << distRoot]entry)(dt)
+	const lmask, dmask = 1<<litRoot - 1, 1<<distRoot - 1
 	history := z.produced - int64(z.summed) // stream bytes before out[0]
 	defer func() { z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, out }()
 	for pos+8 <= len(in) && len(out)+maxMatch+8 <= cap(out) {
@@ -401,10 +421,30 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 			pos += int(n)
 			nbits += n * 8
 		}
-		e := lt[bits&lmask]
+		e := lroot[bits&lmask]
+		if e&flagLiteral != 0 {
+			n := e.length()
+			bits >>= n
+			nbits -= n
+			out = append(out, byte(e.value()))
+			// Up to three more literals of the primary table (codes of at
+			// most litRoot bits) while the buffer surely holds their bits:
+			// the loop starts with 48 bits or more.
+			for range 3 {
+				e = lroot[bits&lmask]
+				if e&flagLiteral == 0 {
+					break
+				}
+				n := e.length()
+				bits >>= n
+				nbits -= n
+				out = append(out, byte(e.value()))
+			}
+			continue
+		}
 		if e&flagExceptional != 0 {
 			if e.isSub() {
-				e = lt[int(e.value())+int((bits>>litRootBits)&(1<<e.extra()-1))]
+				e = lt[int(e.value())+int((bits>>litRoot)&(1<<e.extra()-1))]
 			}
 			if e&flagExceptional != 0 {
 				if e.kind() == kindEnd {
@@ -416,32 +456,25 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 				}
 				return true, errSymbol
 			}
+			if e&flagLiteral != 0 { // a literal with a long code
+				n := e.length()
+				bits >>= n
+				nbits -= n
+				out = append(out, byte(e.value()))
+				continue
+			}
 		}
 		n := e.length()
 		bits >>= n
 		nbits -= n
-		if e&flagLiteral != 0 {
-			out = append(out, byte(e.value()))
-			// a second literal while the buffer holds its bits (15 at most)
-			if nbits >= 15 {
-				e2 := lt[bits&lmask]
-				if e2&flagLiteral != 0 {
-					n := e2.length()
-					bits >>= n
-					nbits -= n
-					out = append(out, byte(e2.value()))
-				}
-			}
-			continue
-		}
 		extra := e.extra()
 		length := int(e.value()) + int(bits&(1<<extra-1))
 		bits >>= extra
 		nbits -= extra
-		d := dt[bits&dmask]
+		d := droot[bits&dmask]
 		if d&flagExceptional != 0 {
 			if d.isSub() {
-				d = dt[int(d.value())+int((bits>>distRootBits)&(1<<d.extra()-1))]
+				d = dt[int(d.value())+int((bits>>distRoot)&(1<<d.extra()-1))]
 			}
 			if d&flagExceptional != 0 {
 				return true, errSymbol
@@ -456,6 +489,17 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 		nbits -= extra
 		if int64(distance) > history+int64(len(out)) {
 			return true, errDistance
+		}
+		if distance >= 8 && length <= 16 {
+			// the common short match, inline: two words, each read from
+			// bytes already written; the second may spill into the slack
+			at := len(out)
+			from := at - distance
+			w := out[at : at+16]
+			binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(out[from:]))
+			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(out[from+8:at+16]))
+			out = out[:at+length]
+			continue
 		}
 		out = copyMatch(out, length, distance)
 	}
@@ -546,7 +590,7 @@ func (z *inflater) trailer() error {
 		return err
 	}
 	sum := uint32(z.take(8))<<24 | uint32(z.take(8))<<16 | uint32(z.take(8))<<8 | uint32(z.take(8))
-	if sum != z.adler.Sum32() {
+	if sum != z.adler {
 		return errChecksum
 	}
 	z.state = stateDone

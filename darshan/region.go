@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxInflateRatio bounds decompression: a region may inflate to at most
@@ -77,8 +78,7 @@ func (rr *regionReader) release() {
 		rr.src = nil
 	}
 	if z, ok := rr.dec.(*zlibStreams); ok && z.z != nil {
-		inflaterPool.Put(z.z)
-		z.z = nil
+		z.close()
 	}
 	if rr.err == nil {
 		rr.err = io.EOF
@@ -194,25 +194,46 @@ func (rr *regionReader) fill(n int) {
 }
 
 // zlibStreams inflates a region made of one or more concatenated zlib
-// streams (the MPI runtime writes one per rank).
+// streams (the MPI runtime writes one per rank). A big region is inflated
+// on several cores (see streams.go).
 type zlibStreams struct {
 	src     []byte
 	pos     int // start of the next stream
 	z       *inflater
 	missing error // the error to report when the input runs out: the file was cut short
+
+	parts   []*part     // helpers whose streams are still ahead, in order
+	serving []byte      // the rest of a helper's output, read out before decoding goes on
+	served  *part       // the helper that serving belongs to
+	stop    atomic.Bool // the region was abandoned: helpers stop
+	nparts  int         // parts to cut the region into (1: no helpers)
+	started bool        // helpers were started (at the first read)
 }
 
 func newZlibStreams(src []byte, missing error) *zlibStreams {
 	z := inflaterPool.Get().(*inflater)
 	z.started = false
-	return &zlibStreams{src: src, missing: missing, z: z}
+	return &zlibStreams{src: src, missing: missing, z: z, nparts: regionParts(len(src))}
 }
 
 func (s *zlibStreams) Read(p []byte) (int, error) {
+	if !s.started {
+		s.started = true
+		s.parts = splitStreams(s.src, s.nparts, &s.stop)
+	}
 	for {
+		if len(s.serving) > 0 {
+			n := copy(p, s.serving)
+			s.serving = s.serving[n:]
+			return n, nil
+		}
 		if s.z.done() {
 			if s.z.started {
 				s.pos = s.z.next()
+				s.z.started = false
+			}
+			if s.takeOver() {
+				continue
 			}
 			if s.pos >= len(s.src) {
 				return 0, io.EOF
@@ -234,6 +255,51 @@ func (s *zlibStreams) Read(p []byte) (int, error) {
 		}
 		return n, nil
 	}
+}
+
+// takeOver switches to a helper's output when the next stream is one the
+// helper decoded; the region then goes on after the helper's last stream.
+func (s *zlibStreams) takeOver() bool {
+	if s.served != nil {
+		putBytes(s.served.out)
+		s.served = nil
+	}
+	for len(s.parts) > 0 {
+		p := s.parts[0]
+		if s.pos < p.cut {
+			return false
+		}
+		<-p.done
+		if out, ok := p.output(s.pos); ok {
+			s.parts = s.parts[1:]
+			s.serving, s.served, s.pos = out, p, p.next
+			return true
+		}
+		if s.pos < p.next {
+			return false // the helper's chain may still meet this one further on
+		}
+		s.parts = s.parts[1:] // the helper guessed wrong, or decoded nothing
+		putBytes(p.out)
+	}
+	return false
+}
+
+// close stops the helpers and returns what can be pooled.
+func (s *zlibStreams) close() {
+	s.stop.Store(true)
+	if s.served != nil {
+		putBytes(s.served.out)
+		s.served, s.serving = nil, nil
+	}
+	// Helpers read src, which goes back to the pool after this: wait for
+	// them (each stops after the stream it is decoding).
+	for _, p := range s.parts {
+		<-p.done
+		putBytes(p.out)
+	}
+	s.parts = nil
+	inflaterPool.Put(s.z)
+	s.z = nil
 }
 
 // bzip2Streams decompresses a bzip2 region (darshan-convert --bzip2).

@@ -1,0 +1,191 @@
+package darshan
+
+import (
+	"bytes"
+	"compress/zlib"
+	"errors"
+	"io"
+	"math/rand/v2"
+	"sync/atomic"
+	"testing"
+)
+
+// zlibStream compresses data as one zlib stream at the given level.
+func zlibStream(tb testing.TB, data []byte, level int) []byte {
+	var buf bytes.Buffer
+	w, err := zlib.NewWriterLevel(&buf, level)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	w.Write(data)
+	w.Close()
+	return buf.Bytes()
+}
+
+// readStreams reads a region of concatenated zlib streams cut into nparts
+// (1: no helpers), with reads of an odd size.
+func readStreams(src []byte, nparts int, missing error) ([]byte, error) {
+	s := newZlibStreams(src, missing)
+	s.nparts = nparts
+	defer s.close()
+	var out []byte
+	buf := make([]byte, 3001)
+	for {
+		n, err := s.Read(buf)
+		out = append(out, buf[:n]...)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			return out, err
+		}
+	}
+}
+
+// randomRegion returns a region of streams of the kinds testInputs makes,
+// at random levels, and what it inflates to.
+func randomRegion(tb testing.TB, r *rand.Rand, streams, maxLen int) (region, want []byte) {
+	inputs := testInputs(r)
+	levels := []int{zlib.NoCompression, zlib.HuffmanOnly, 1, 6, 9}
+	for range streams {
+		in := inputs[r.IntN(len(inputs))]
+		in = in[:r.IntN(min(len(in), maxLen)+1)]
+		region = append(region, zlibStream(tb, in, levels[r.IntN(len(levels))])...)
+		want = append(want, in...)
+	}
+	return region, want
+}
+
+// TestSplitStreams checks that a region inflated by helpers gives the same
+// bytes as one inflated sequentially, for any number of parts.
+func TestSplitStreams(t *testing.T) {
+	r := rand.New(rand.NewPCG(11, 12))
+	for trial := range 30 {
+		region, want := randomRegion(t, r, 1+r.IntN(40), 1<<20)
+		for nparts := 1; nparts <= 9; nparts++ {
+			got, err := readStreams(region, nparts, nil)
+			if err != nil {
+				t.Fatalf("trial %d, %d parts: %v", trial, nparts, err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Fatalf("trial %d, %d parts: %d bytes differ from the %d written", trial, nparts, len(got), len(want))
+			}
+		}
+	}
+}
+
+// TestSplitStreamsFalseStart builds a region where a helper's first guess
+// is wrong: a stored stream whose payload is itself a whole, valid zlib
+// stream, with the cut between parts just before it. The helper decodes
+// the embedded stream; the reader's chain of streams passes over it, so
+// the helper's output must not be used.
+func TestSplitStreamsFalseStart(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	var region, want []byte
+	add := func(data []byte, level int) {
+		region = append(region, zlibStream(t, data, level)...)
+		want = append(want, data...)
+	}
+	random := make([]byte, 20000)
+	for i := range random {
+		random[i] = byte(r.Uint32())
+	}
+	add(random, 6)
+	embedded := zlibStream(t, bytes.Repeat([]byte("not a stream of this region "), 50), 6)
+	payload := append(append([]byte("padding"), embedded...), "more padding after the embedded stream"...)
+	outer := zlibStream(t, payload, zlib.NoCompression)
+	embeddedAt := len(region) + bytes.Index(outer, embedded)
+	add(payload, zlib.NoCompression)
+	for i := range 5 {
+		add(bytes.Repeat([]byte{byte(i)}, 2000+i), 1)
+	}
+	// A stored stream pads the region to twice embeddedAt, so that the cut
+	// of two parts falls on the embedded stream.
+	overhead := len(zlibStream(t, make([]byte, 100), zlib.NoCompression)) - 100
+	add(make([]byte, 2*embeddedAt-len(region)-overhead), zlib.NoCompression)
+	if len(region) != 2*embeddedAt {
+		t.Fatalf("region of %d bytes, want %d", len(region), 2*embeddedAt)
+	}
+
+	parts := splitStreams(region, 2, new(atomic.Bool))
+	<-parts[0].done
+	if p := parts[0]; len(p.starts) != 1 || p.starts[0] != embeddedAt {
+		t.Fatalf("helper from %d decoded streams at %v, want only the embedded one at %d", p.cut, p.starts, embeddedAt)
+	}
+	got, err := readStreams(region, 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Fatalf("after a false start: %d bytes differ from the %d written", len(got), len(want))
+	}
+}
+
+// TestSplitStreamsDamage checks that a region damaged in a helper's part
+// yields what a sequential read yields: the same bytes before the damage
+// and the same error.
+func TestSplitStreamsDamage(t *testing.T) {
+	r := rand.New(rand.NewPCG(15, 16))
+	missing := errors.New("file cut short")
+	for trial := range 40 {
+		region, _ := randomRegion(t, r, 2+r.IntN(30), 1<<20)
+		bad := bytes.Clone(region)
+		if trial%2 == 0 {
+			bad[len(bad)/2+r.IntN(len(bad)/2)] ^= byte(1 << r.IntN(8))
+		} else {
+			bad = bad[:len(bad)/2+r.IntN(len(bad)/2)]
+		}
+		want, werr := readStreams(bad, 1, missing)
+		for nparts := 2; nparts <= 5; nparts++ {
+			got, err := readStreams(bad, nparts, missing)
+			if !bytes.Equal(got, want) {
+				t.Fatalf("trial %d, %d parts: %d bytes before the damage, want %d", trial, nparts, len(got), len(want))
+			}
+			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+				t.Fatalf("trial %d, %d parts: error %v, want %v", trial, nparts, err, werr)
+			}
+		}
+	}
+}
+
+// TestSplitStreamsAbandoned closes regions at every point of their
+// reading while helpers may still run (meaningful under -race: the
+// compressed bytes go back to the pool only once the helpers stopped).
+func TestSplitStreamsAbandoned(t *testing.T) {
+	r := rand.New(rand.NewPCG(17, 18))
+	region, want := randomRegion(t, r, 40, 1<<20)
+	for stopAfter := 0; stopAfter < len(want); stopAfter += 1 + len(want)/20 {
+		s := newZlibStreams(region, nil)
+		s.nparts = 4
+		buf := make([]byte, 997)
+		var got []byte
+		for len(got) < stopAfter {
+			n, err := s.Read(buf)
+			got = append(got, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		s.close()
+		if !bytes.Equal(got, want[:len(got)]) {
+			t.Fatalf("stopped after %d bytes: output differs", stopAfter)
+		}
+	}
+}
+
+// FuzzSplitStreams compares a region read with helpers to the same region
+// read sequentially, on any input.
+func FuzzSplitStreams(f *testing.F) {
+	r := rand.New(rand.NewPCG(19, 20))
+	for range 4 {
+		region, _ := randomRegion(f, r, 5, 2000)
+		f.Add(region, uint8(3))
+	}
+	f.Fuzz(func(t *testing.T, region []byte, nparts uint8) {
+		want, werr := readStreams(region, 1, nil)
+		got, err := readStreams(region, 2+int(nparts%7), nil)
+		if !bytes.Equal(got, want) || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+			t.Fatalf("with helpers: %d bytes, err %v; sequentially: %d bytes, err %v", len(got), err, len(want), werr)
+		}
+	})
+}
