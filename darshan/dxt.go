@@ -106,20 +106,26 @@ func (d *dxtDecoder) segments(rr *regionReader, out []Segment, n int) ([]Segment
 		if cap(out)-len(out) < k {
 			out = append(make([]Segment, 0, len(out)+max(k, len(out)/2)), out...)
 		}
-		for i := range k {
-			s := b[i*d.segSize : (i+1)*d.segSize]
-			var seg Segment
+		// filled in place: building each Segment and appending it costs
+		// twice the stores
+		at := len(out)
+		out = out[:at+k]
+		segs := out[at:]
+		for i := range segs {
+			s, seg := b[i*d.segSize:(i+1)*d.segSize], &segs[i]
 			if d.big {
-				seg = Segment{Offset: int64(binary.BigEndian.Uint64(s)), Length: int64(binary.BigEndian.Uint64(s[8:])),
-					Start: math.Float64frombits(binary.BigEndian.Uint64(s[16:])),
-					End:   math.Float64frombits(binary.BigEndian.Uint64(s[24:]))}
+				seg.Offset, seg.Length = int64(binary.BigEndian.Uint64(s)), int64(binary.BigEndian.Uint64(s[8:]))
+				seg.Start = math.Float64frombits(binary.BigEndian.Uint64(s[16:]))
+				seg.End = math.Float64frombits(binary.BigEndian.Uint64(s[24:]))
+				seg.PthreadID = 0
 				if d.segSize == segmentThreads {
 					seg.PthreadID = binary.BigEndian.Uint64(s[32:])
 				}
 			} else {
-				seg = Segment{Offset: int64(binary.LittleEndian.Uint64(s)), Length: int64(binary.LittleEndian.Uint64(s[8:])),
-					Start: math.Float64frombits(binary.LittleEndian.Uint64(s[16:])),
-					End:   math.Float64frombits(binary.LittleEndian.Uint64(s[24:]))}
+				seg.Offset, seg.Length = int64(binary.LittleEndian.Uint64(s)), int64(binary.LittleEndian.Uint64(s[8:]))
+				seg.Start = math.Float64frombits(binary.LittleEndian.Uint64(s[16:]))
+				seg.End = math.Float64frombits(binary.LittleEndian.Uint64(s[24:]))
+				seg.PthreadID = 0
 				if d.segSize == segmentThreads {
 					seg.PthreadID = binary.LittleEndian.Uint64(s[32:])
 				}
@@ -127,7 +133,6 @@ func (d *dxtDecoder) segments(rr *regionReader, out []Segment, n int) ([]Segment
 			if d.noOffsets {
 				seg.Offset = -1
 			}
-			out = append(out, seg)
 		}
 		n -= k
 	}

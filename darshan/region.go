@@ -202,25 +202,24 @@ type zlibStreams struct {
 	z       *inflater
 	missing error // the error to report when the input runs out: the file was cut short
 
-	parts   []*part     // helpers whose streams are still ahead, in order
-	serving []byte      // the rest of a helper's output, read out before decoding goes on
-	served  *part       // the helper that serving belongs to
-	stop    atomic.Bool // the region was abandoned: helpers stop
-	nparts  int         // parts to cut the region into (1: no helpers)
-	started bool        // helpers were started (at the first read)
+	nchunks   int         // chunk i is src[i*len/nchunks : (i+1)*len/nchunks]
+	ahead     int         // helpers to keep running ahead of the reader's chunk
+	nextChunk int         // the next chunk to start a helper for
+	parts     []*part     // helpers whose streams are still ahead, in order
+	serving   []byte      // the rest of a helper's output, read out before decoding goes on
+	served    *part       // the helper that serving belongs to
+	stop      atomic.Bool // the region was abandoned: helpers stop
 }
 
 func newZlibStreams(src []byte, missing error) *zlibStreams {
 	z := inflaterPool.Get().(*inflater)
 	z.started = false
-	return &zlibStreams{src: src, missing: missing, z: z, nparts: regionParts(len(src))}
+	s := &zlibStreams{src: src, missing: missing, z: z, nextChunk: 1}
+	s.nchunks, s.ahead = chunkPlan(len(src))
+	return s
 }
 
 func (s *zlibStreams) Read(p []byte) (int, error) {
-	if !s.started {
-		s.started = true
-		s.parts = splitStreams(s.src, s.nparts, &s.stop)
-	}
 	for {
 		if len(s.serving) > 0 {
 			n := copy(p, s.serving)
@@ -257,13 +256,18 @@ func (s *zlibStreams) Read(p []byte) (int, error) {
 	}
 }
 
+// cut returns the start of chunk i.
+func (s *zlibStreams) cut(i int) int { return i * len(s.src) / s.nchunks }
+
 // takeOver switches to a helper's output when the next stream is one the
 // helper decoded; the region then goes on after the helper's last stream.
+// Either way it keeps helpers running on the chunks just ahead.
 func (s *zlibStreams) takeOver() bool {
 	if s.served != nil {
 		putBytes(s.served.out)
 		s.served = nil
 	}
+	defer s.startHelpers()
 	for len(s.parts) > 0 {
 		p := s.parts[0]
 		if s.pos < p.cut {
@@ -282,6 +286,23 @@ func (s *zlibStreams) takeOver() bool {
 		putBytes(p.out)
 	}
 	return false
+}
+
+// startHelpers starts helpers on the chunks after the one the reader is in,
+// up to s.ahead of them.
+func (s *zlibStreams) startHelpers() {
+	if s.ahead == 0 || s.stop.Load() {
+		return
+	}
+	c := s.pos * s.nchunks / max(len(s.src), 1) // the reader's chunk, or one before it
+	for c+1 < s.nchunks && s.cut(c+1) <= s.pos {
+		c++
+	}
+	s.nextChunk = max(s.nextChunk, c+1)
+	for ; s.nextChunk < s.nchunks && s.nextChunk <= c+s.ahead; s.nextChunk++ {
+		i := s.nextChunk
+		s.parts = append(s.parts, startPart(s.src, s.cut(i), s.cut(i+1), &s.stop))
+	}
 }
 
 // close stops the helpers and returns what can be pooled.

@@ -11,27 +11,34 @@ import (
 //
 // A region written by N ranks is N zlib streams end to end, and nothing
 // records where each starts: only decoding a stream tells where the next
-// begins. So the region is cut into parts, and a helper goroutine per part
-// (but the first) guesses where its first stream starts — the first offset
-// past its cut that holds a zlib header and decodes as a whole stream with
-// a correct checksum — and decodes the streams that follow, up to the next
-// cut. The reader decodes the first part itself; when its chain of streams
-// reaches a stream a helper decoded, it serves the helper's output instead.
-// A wrong guess costs only time: output is used only where the reader's own
-// chain of stream boundaries lands, so it is exactly what a sequential
-// decode gives; anything a helper could not decode the reader decodes
-// itself, and reports errors as it would alone.
+// begins. So the region is cut into chunks, and helper goroutines run
+// ahead of the reader, one per chunk: a helper guesses where its chunk's
+// first stream starts — the first offset past the cut that holds a zlib
+// header and decodes as a whole stream with a correct checksum — and
+// decodes the streams that follow, up to the next cut. The reader decodes
+// the chunks no helper took; when its chain of streams reaches a stream a
+// helper decoded, it serves the helper's output instead and starts the
+// next helpers. A wrong guess costs only time: output is used only where
+// the reader's own chain of stream boundaries lands, so it is exactly what
+// a sequential decode gives; anything a helper could not decode the reader
+// decodes itself, and reports errors as it would alone.
+//
+// Memory stays bounded: at most one helper per spare core runs ahead, each
+// holding one chunk's output (a chunk is at most chunkMax compressed
+// bytes, and a helper stops at partRatio times that).
 
 const (
-	// partMin is the compressed size per part below which splitting does
-	// not pay for the helper's start-up and the copy of its output.
-	partMin = 64 << 10
-	// maxParts bounds the helpers of one region.
-	maxParts = 8
+	// chunkMin is the compressed size of a chunk below which a helper
+	// does not pay for its start-up and the copy of its output.
+	chunkMin = 64 << 10
+	// chunkMax bounds a chunk, hence a helper's buffered output.
+	chunkMax = 256 << 10
+	// maxAhead bounds the helpers running ahead of one reader.
+	maxAhead = 7
 	// partRatio bounds a helper's buffered output to partRatio times its
-	// compressed part plus MinInflateBound (real logs inflate by less than
+	// compressed chunk plus MinInflateBound (real logs inflate by less than
 	// 40): a helper that would exceed it stops, and the reader goes on
-	// decoding that part itself, streaming, under the region's own limit.
+	// decoding that chunk itself, streaming, under the region's own limit.
 	partRatio = 48
 )
 
@@ -47,26 +54,24 @@ type part struct {
 	done   chan struct{}
 }
 
-// regionParts returns the number of parts to cut a region of n compressed
-// bytes into: one per goroutine that can run at once, of partMin bytes at
-// least.
-func regionParts(n int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), n/partMin, maxParts))
+// chunkPlan returns how to inflate a region of n compressed bytes: the
+// number of chunks and of helpers running ahead of the reader (0: the
+// reader alone). Chunks are about a quarter of the region per core, within
+// [chunkMin, chunkMax].
+func chunkPlan(n int) (chunks, ahead int) {
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 || n < 2*chunkMin {
+		return 1, 0
+	}
+	size := min(max(n/(2*procs), chunkMin), chunkMax)
+	return n / size, min(procs-1, maxAhead)
 }
 
-// splitStreams cuts src into n parts and starts a helper for each but the
-// first. The parts come back in order.
-func splitStreams(src []byte, n int, stop *atomic.Bool) []*part {
-	if n < 2 || len(src) < n {
-		return nil
-	}
-	parts := make([]*part, n-1)
-	for k := range parts {
-		p := &part{cut: (k + 1) * len(src) / n, limit: (k + 2) * len(src) / n, done: make(chan struct{})}
-		parts[k] = p
-		go p.run(src, stop)
-	}
-	return parts
+// startPart starts a helper on the streams of src[cut:limit].
+func startPart(src []byte, cut, limit int, stop *atomic.Bool) *part {
+	p := &part{cut: cut, limit: limit, done: make(chan struct{})}
+	go p.run(src, stop)
+	return p
 }
 
 // run decodes the part's streams into p.out.

@@ -22,11 +22,11 @@ func zlibStream(tb testing.TB, data []byte, level int) []byte {
 	return buf.Bytes()
 }
 
-// readStreams reads a region of concatenated zlib streams cut into nparts
-// (1: no helpers), with reads of an odd size.
-func readStreams(src []byte, nparts int, missing error) ([]byte, error) {
+// readStreams reads a region of concatenated zlib streams cut into chunks,
+// with up to ahead helpers (0: the reader alone), by reads of an odd size.
+func readStreams(src []byte, chunks, ahead int, missing error) ([]byte, error) {
 	s := newZlibStreams(src, missing)
-	s.nparts = nparts
+	s.nchunks, s.ahead = chunks, ahead
 	defer s.close()
 	var out []byte
 	buf := make([]byte, 3001)
@@ -62,13 +62,15 @@ func TestSplitStreams(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
 	for trial := range 30 {
 		region, want := randomRegion(t, r, 1+r.IntN(40), 1<<20)
-		for nparts := 1; nparts <= 9; nparts++ {
-			got, err := readStreams(region, nparts, nil)
-			if err != nil {
-				t.Fatalf("trial %d, %d parts: %v", trial, nparts, err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Fatalf("trial %d, %d parts: %d bytes differ from the %d written", trial, nparts, len(got), len(want))
+		for chunks := 1; chunks <= 9; chunks++ {
+			for _, ahead := range []int{0, 1, 3} {
+				got, err := readStreams(region, chunks, ahead, nil)
+				if err != nil {
+					t.Fatalf("trial %d, %d chunks, %d ahead: %v", trial, chunks, ahead, err)
+				}
+				if !bytes.Equal(got, want) {
+					t.Fatalf("trial %d, %d chunks, %d ahead: %d bytes differ from the %d written", trial, chunks, ahead, len(got), len(want))
+				}
 			}
 		}
 	}
@@ -107,12 +109,12 @@ func TestSplitStreamsFalseStart(t *testing.T) {
 		t.Fatalf("region of %d bytes, want %d", len(region), 2*embeddedAt)
 	}
 
-	parts := splitStreams(region, 2, new(atomic.Bool))
-	<-parts[0].done
-	if p := parts[0]; len(p.starts) != 1 || p.starts[0] != embeddedAt {
+	p := startPart(region, len(region)/2, len(region), new(atomic.Bool))
+	<-p.done
+	if len(p.starts) != 1 || p.starts[0] != embeddedAt {
 		t.Fatalf("helper from %d decoded streams at %v, want only the embedded one at %d", p.cut, p.starts, embeddedAt)
 	}
-	got, err := readStreams(region, 2, nil)
+	got, err := readStreams(region, 2, 1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,14 +137,16 @@ func TestSplitStreamsDamage(t *testing.T) {
 		} else {
 			bad = bad[:len(bad)/2+r.IntN(len(bad)/2)]
 		}
-		want, werr := readStreams(bad, 1, missing)
-		for nparts := 2; nparts <= 5; nparts++ {
-			got, err := readStreams(bad, nparts, missing)
-			if !bytes.Equal(got, want) {
-				t.Fatalf("trial %d, %d parts: %d bytes before the damage, want %d", trial, nparts, len(got), len(want))
-			}
-			if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
-				t.Fatalf("trial %d, %d parts: error %v, want %v", trial, nparts, err, werr)
+		want, werr := readStreams(bad, 1, 0, missing)
+		for chunks := 2; chunks <= 5; chunks++ {
+			for _, ahead := range []int{1, 3} {
+				got, err := readStreams(bad, chunks, ahead, missing)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("trial %d, %d chunks: %d bytes before the damage, want %d", trial, chunks, len(got), len(want))
+				}
+				if (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
+					t.Fatalf("trial %d, %d chunks: error %v, want %v", trial, chunks, err, werr)
+				}
 			}
 		}
 	}
@@ -156,7 +160,7 @@ func TestSplitStreamsAbandoned(t *testing.T) {
 	region, want := randomRegion(t, r, 40, 1<<20)
 	for stopAfter := 0; stopAfter < len(want); stopAfter += 1 + len(want)/20 {
 		s := newZlibStreams(region, nil)
-		s.nparts = 4
+		s.nchunks, s.ahead = 6, 3
 		buf := make([]byte, 997)
 		var got []byte
 		for len(got) < stopAfter {
@@ -181,9 +185,9 @@ func FuzzSplitStreams(f *testing.F) {
 		region, _ := randomRegion(f, r, 5, 2000)
 		f.Add(region, uint8(3))
 	}
-	f.Fuzz(func(t *testing.T, region []byte, nparts uint8) {
-		want, werr := readStreams(region, 1, nil)
-		got, err := readStreams(region, 2+int(nparts%7), nil)
+	f.Fuzz(func(t *testing.T, region []byte, plan uint8) {
+		want, werr := readStreams(region, 1, 0, nil)
+		got, err := readStreams(region, 2+int(plan%7), 1+int(plan>>3%3), nil)
 		if !bytes.Equal(got, want) || (err == nil) != (werr == nil) || err != nil && err.Error() != werr.Error() {
 			t.Fatalf("with helpers: %d bytes, err %v; sequentially: %d bytes, err %v", len(got), err, len(want), werr)
 		}
