@@ -27,6 +27,12 @@
 // darshan-util translates them, and each record's Layout tells which
 // counters the log's module version really recorded.
 //
+// Regions are inflated by the package's own zlib decoder; a region of
+// many streams (one per rank) of 128 KiB or more is also inflated ahead of
+// the reader by helper goroutines, one per spare core (GOMAXPROCS), each
+// holding one chunk's output. The bytes are those of a sequential decode;
+// see README.md in this directory.
+//
 // Every module of darshan 3.5.0 is read, each in its own file: POSIX,
 // MPI-IO, STDIO, H5F and H5D (hdf5.go), PNETCDF_FILE and PNETCDF_VAR
 // (pnetcdf.go), LUSTRE, BG/Q, HEATMAP, DXT_POSIX and DXT_MPIIO (dxt.go),

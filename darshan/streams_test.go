@@ -193,3 +193,34 @@ func FuzzSplitStreams(f *testing.F) {
 		}
 	})
 }
+
+// TestSplitStreamsBomb: helpers on a region of streams that each inflate a
+// thousandfold stop at their bound (partRatio), instead of buffering their
+// whole chunk's output.
+func TestSplitStreamsBomb(t *testing.T) {
+	one := zlibStream(t, make([]byte, 1<<20), 9) // a MiB of zeros in about a KiB
+	var region []byte
+	for len(region) < 512<<10 {
+		region = append(region, one...)
+	}
+	const chunks, ahead = 8, 3
+	var read int
+	n := allocated(func() {
+		s := newZlibStreams(region, nil)
+		s.nchunks, s.ahead = chunks, ahead
+		buf := make([]byte, 64<<10)
+		for read < 64<<20 {
+			k, err := s.Read(buf)
+			read += k
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		s.close()
+	})
+	// Unbounded, each helper would buffer its chunk's 64 MiB.
+	perHelper := partRatio*len(region)/chunks + MinInflateBound
+	if limit := uint64(2*ahead*perHelper + 8<<20); n > limit {
+		t.Errorf("reading %d MiB allocated %d MiB, want at most %d MiB", read>>20, n>>20, limit>>20)
+	}
+}
