@@ -132,7 +132,7 @@ func (z *inflater) decode() error {
 }
 
 // room reports whether the window can take a full match more (and the
-// 8 bytes copyMatch may write past it).
+// 8 bytes a word copy in huffmanFast may write past it).
 func (z *inflater) room() bool { return len(z.out)+maxMatch+8 <= cap(z.out) }
 
 func (z *inflater) run() error {
@@ -404,17 +404,22 @@ func (z *inflater) huffman() error {
 // huffmanFast decodes while at least 8 input bytes and room for a match
 // remain, refilling the bit buffer 8 bytes at a time. It returns done when
 // the block ended.
+//
+// The loop keeps its state in locals and writes into the window's spare
+// capacity by index, with no call on any path but a panic's: a call (an
+// append that might grow, a deferred closure) would make the compiler keep
+// the bit buffer in memory, and every step would wait on it.
 func (z *inflater) huffmanFast() (done bool, err error) {
 	bits, nbits, pos := z.bits, z.nbits, z.pos
-	in, out := z.in, z.out
+	in := z.in
+	buf, o := z.out[:cap(z.out)], len(z.out) // output goes to buf[o:]
 	// Every table has the same root sizes: fixed-size views of the primary
 	// tables index without bounds checks.
 	lt, dt := z.lit.entries, z.dist.entries
 	lroot, droot := (*[1 << litRoot]entry)(lt), (*[1 << distRoot]entry)(dt)
 	const lmask, dmask = 1<<litRoot - 1, 1<<distRoot - 1
-	history := z.produced - int64(z.summed) // stream bytes before out[0]
-	defer func() { z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, out }()
-	for pos+8 <= len(in) && len(out)+maxMatch+8 <= cap(out) {
+	history := z.produced - int64(z.summed) // stream bytes before buf[0]
+	for pos+8 <= len(in) && o+maxMatch+8 <= len(buf) {
 		if nbits < 48 { // room for a length code with extra bits and a distance code with extra bits
 			bits |= binary.LittleEndian.Uint64(in[pos:]) << nbits
 			n := (63 - nbits) >> 3
@@ -426,7 +431,8 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 			n := e.length()
 			bits >>= n
 			nbits -= n
-			out = append(out, byte(e.value()))
+			buf[o] = byte(e.value())
+			o++
 			// Up to three more literals of the primary table (codes of at
 			// most litRoot bits) while the buffer surely holds their bits:
 			// the loop starts with 48 bits or more.
@@ -438,7 +444,8 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 				n := e.length()
 				bits >>= n
 				nbits -= n
-				out = append(out, byte(e.value()))
+				buf[o] = byte(e.value())
+				o++
 			}
 			continue
 		}
@@ -452,15 +459,18 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 					bits >>= n
 					nbits -= n
 					z.state = stateBlock
+					z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, buf[:o]
 					return true, nil
 				}
+				z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, buf[:o]
 				return true, errSymbol
 			}
 			if e&flagLiteral != 0 { // a literal with a long code
 				n := e.length()
 				bits >>= n
 				nbits -= n
-				out = append(out, byte(e.value()))
+				buf[o] = byte(e.value())
+				o++
 				continue
 			}
 		}
@@ -477,6 +487,7 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 				d = dt[int(d.value())+int((bits>>distRoot)&(1<<d.extra()-1))]
 			}
 			if d&flagExceptional != 0 {
+				z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, buf[:o]
 				return true, errSymbol
 			}
 		}
@@ -487,51 +498,37 @@ func (z *inflater) huffmanFast() (done bool, err error) {
 		distance := int(d.value()) + int(bits&(1<<extra-1))
 		bits >>= extra
 		nbits -= extra
-		if int64(distance) > history+int64(len(out)) {
+		if int64(distance) > history+int64(o) {
+			z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, buf[:o]
 			return true, errDistance
 		}
-		if distance >= 8 && length <= 16 {
-			// the common short match, inline: two words, each read from
-			// bytes already written; the second may spill into the slack
-			at := len(out)
-			from := at - distance
-			w := out[at : at+16]
-			binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(out[from:]))
-			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(out[from+8:at+16]))
-			out = out[:at+length]
-			continue
+		// Copy the match. Words are copied 8 bytes at a time when the
+		// distance allows (each read is of bytes already written); the last
+		// word may spill past the match, into the room the loop keeps.
+		from := o - distance
+		switch {
+		case distance >= 8 && length <= 16:
+			w := buf[o : o+16]
+			binary.LittleEndian.PutUint64(w, binary.LittleEndian.Uint64(buf[from:]))
+			binary.LittleEndian.PutUint64(w[8:], binary.LittleEndian.Uint64(buf[from+8:]))
+		case distance >= 8:
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(buf[o+i:], binary.LittleEndian.Uint64(buf[from+i:]))
+			}
+		case distance == 1:
+			v := uint64(buf[from]) * 0x0101010101010101
+			for i := 0; i < length; i += 8 {
+				binary.LittleEndian.PutUint64(buf[o+i:], v)
+			}
+		default:
+			for i := range length {
+				buf[o+i] = buf[from+i]
+			}
 		}
-		out = copyMatch(out, length, distance)
+		o += length
 	}
+	z.bits, z.nbits, z.pos, z.out = bits, nbits, pos, buf[:o]
 	return false, nil
-}
-
-// copyMatch appends length bytes copied from distance bytes back; out must
-// have room for length + 8 bytes more.
-func copyMatch(out []byte, length, distance int) []byte {
-	n := len(out)
-	start := n - distance
-	out = out[:n+length]
-	if distance >= 8 {
-		// 8 bytes at a time: each read is of bytes already written
-		// (distance >= 8); the last word may spill past length, into the slack.
-		buf := out[:n+length+8]
-		for i := 0; i < length; i += 8 {
-			binary.LittleEndian.PutUint64(buf[n+i:], binary.LittleEndian.Uint64(buf[start+i:]))
-		}
-		return out
-	}
-	if distance == 1 {
-		b := out[start]
-		for i := n; i < n+length; i++ {
-			out[i] = b
-		}
-		return out
-	}
-	for i := 0; i < length; i++ {
-		out[n+i] = out[start+i]
-	}
-	return out
 }
 
 // huffmanSlow decodes one symbol at a time near the end of the input.
