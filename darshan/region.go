@@ -273,6 +273,7 @@ func (s *zlibStreams) takeOver() bool {
 		if s.pos < p.cut {
 			return false
 		}
+		p.quit.Store(true) // take what is done rather than wait for the rest
 		<-p.done
 		if out, ok := p.output(s.pos); ok {
 			s.parts = s.parts[1:]

@@ -21,7 +21,11 @@ import (
 // next helpers. A wrong guess costs only time: output is used only where
 // the reader's own chain of stream boundaries lands, so it is exactly what
 // a sequential decode gives; anything a helper could not decode the reader
-// decodes itself, and reports errors as it would alone.
+// decodes itself, and reports errors as it would alone. The reader never
+// waits for a helper longer than the stream it is decoding: reaching a
+// chunk whose helper is not done, it takes the streams decoded so far and
+// decodes the rest itself (a core busy with other work costs no more than
+// that core's share).
 //
 // Memory stays bounded: at most one helper per spare core runs ahead, each
 // holding one chunk's output (a chunk is at most chunkMax compressed
@@ -52,6 +56,9 @@ type part struct {
 	next   int    // region offset after the last stream decoded
 	out    []byte // decoded output, pooled
 	done   chan struct{}
+	// quit tells the helper the reader has reached its chunk: it stops
+	// after the stream it is decoding, and the reader decodes the rest.
+	quit atomic.Bool
 }
 
 // chunkPlan returns how to inflate a region of n compressed bytes: the
@@ -87,7 +94,7 @@ func (p *part) run(src []byte, stop *atomic.Bool) {
 	pos := p.cut
 	for {
 		pos = nextZlibHeader(src, pos, p.limit)
-		if pos < 0 || stop.Load() {
+		if pos < 0 || stop.Load() || p.quit.Load() {
 			return
 		}
 		if p.decode(z, src, pos, maxOut) {
@@ -95,7 +102,7 @@ func (p *part) run(src []byte, stop *atomic.Bool) {
 		}
 		pos++
 	}
-	for p.next < p.limit && !stop.Load() && p.decode(z, src, p.next, maxOut) {
+	for p.next < p.limit && !stop.Load() && !p.quit.Load() && p.decode(z, src, p.next, maxOut) {
 	}
 }
 
