@@ -63,8 +63,8 @@ type part struct {
 
 // chunkPlan returns how to inflate a region of n compressed bytes: the
 // number of chunks and of helpers running ahead of the reader (0: the
-// reader alone). Chunks are about a quarter of the region per core, within
-// [chunkMin, chunkMax].
+// reader alone). A chunk is the region's size over twice the cores, within
+// [chunkMin, chunkMax], so that each core has two chunks or more.
 func chunkPlan(n int) (chunks, ahead int) {
 	procs := runtime.GOMAXPROCS(0)
 	if procs < 2 || n < 2*chunkMin {
@@ -112,8 +112,9 @@ func (p *part) decode(z *inflater, src []byte, pos, maxOut int) bool {
 	before := len(p.out)
 	z.reset(src, pos)
 	for {
-		if len(p.out) == cap(p.out) {
-			if len(p.out) >= maxOut {
+		room := min(cap(p.out), maxOut) // a pooled buffer may be bigger than asked
+		if len(p.out) == room {
+			if room == maxOut {
 				p.out = p.out[:before]
 				return false
 			}
@@ -121,8 +122,9 @@ func (p *part) decode(z *inflater, src []byte, pos, maxOut int) bool {
 			copy(grown, p.out)
 			putBytes(p.out)
 			p.out = grown[:len(p.out)]
+			continue
 		}
-		n, err := z.Read(p.out[len(p.out):cap(p.out)])
+		n, err := z.Read(p.out[len(p.out):room])
 		p.out = p.out[:len(p.out)+n]
 		if err == io.EOF {
 			break
