@@ -3,11 +3,10 @@ package darshan
 import (
 	"os"
 	"path/filepath"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/cpuclock"
 )
 
 // benchRegion returns the compressed DXT_MPIIO region of the largest corpus log.
@@ -27,17 +26,8 @@ func benchRegion(b *testing.B) []byte {
 }
 
 // cpuPerOp starts measuring process CPU time; the returned function reports
-// it per operation (call it deferred, after the b.Loop loop). The machines
-// running the benchmarks are shared: CPU time moves less than wall time.
+// it per operation (call it deferred, after the b.Loop loop).
 func cpuPerOp(b *testing.B) func() {
-	start := cpuTime()
-	return func() {
-		b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
-	}
-}
-
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	report := cpuclock.Start(b)
+	return func() { report(b.N) }
 }

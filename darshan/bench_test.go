@@ -6,13 +6,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/internal/synth"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/cpuclock"
 )
 
 // Benchmarks of reading every record of the largest corpus logs and of a
@@ -21,50 +19,16 @@ import (
 // BenchmarkDarshanParser runs it in the same session, for ratios on a
 // shared, noisy machine.
 
-const (
-	jeanbez = "apps/jeanbez_8_benchmark_parallel_id45195555_8-6-50011-11681279140261054765_1628283217.darshan"
-	e3sm    = "apps/e3sm_io_heatmap_only.darshan"
-)
-
-var synthetic = sync.OnceValues(func() ([]byte, error) { return synth.Large(100000, 1000) })
-
-// benchLog returns a benchmark log, in memory: "synthetic-100k" made by the
-// Writer, or a corpus log (the benchmark is skipped without the corpus).
-func benchLog(b *testing.B, name string) []byte {
-	if name == "synthetic-100k" {
-		data, err := synthetic()
-		if err != nil {
-			b.Fatal(err)
-		}
-		return data
-	}
-	rel := map[string]string{"jeanbez": jeanbez, "e3sm": e3sm}[name]
-	data, err := os.ReadFile(filepath.Join(corpus.Dir(b, "darshan"), rel))
-	if err != nil {
-		b.Fatal(err)
-	}
-	return data
-}
-
-// cpuTime returns the user+system CPU time the process has used. The
-// benchmarks report it per operation besides wall time: the test machines
-// are shared, and CPU time is what contention changes least.
-func cpuTime() time.Duration {
-	var ru syscall.Rusage
-	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
 // loop runs op b.N times and reports CPU ms per op.
 func loop(b *testing.B, op func()) {
 	b.ReportAllocs()
-	start := cpuTime()
+	report := cpuclock.Start(b)
 	n := 0
 	for b.Loop() {
 		op()
 		n++
 	}
-	b.ReportMetric(float64(cpuTime()-start)/float64(time.Millisecond)/float64(n), "cpu-ms/op")
+	report(n)
 }
 
 // readAll opens the log and decodes every record of every module.
@@ -122,7 +86,7 @@ func readAllParallel(b *testing.B, data []byte) int {
 func BenchmarkReadAllParallel(b *testing.B) {
 	for _, name := range []string{"jeanbez", "e3sm", "synthetic-100k"} {
 		b.Run(name, func(b *testing.B) {
-			data := benchLog(b, name)
+			data := synth.BenchLog(b, name)
 			var n int
 			loop(b, func() { n = readAllParallel(b, data) })
 			b.ReportMetric(float64(n), "records")
@@ -135,7 +99,7 @@ func BenchmarkReadAllParallel(b *testing.B) {
 func BenchmarkReadParserModules(b *testing.B) {
 	for _, name := range []string{"jeanbez", "e3sm", "synthetic-100k"} {
 		b.Run(name, func(b *testing.B) {
-			data := benchLog(b, name)
+			data := synth.BenchLog(b, name)
 			var n int
 			loop(b, func() {
 				l, err := darshan.NewReader(bytes.NewReader(data), int64(len(data)), "bench")
@@ -161,7 +125,7 @@ func BenchmarkReadParserModules(b *testing.B) {
 func BenchmarkReadAll(b *testing.B) {
 	for _, name := range []string{"jeanbez", "e3sm", "synthetic-100k"} {
 		b.Run(name, func(b *testing.B) {
-			data := benchLog(b, name)
+			data := synth.BenchLog(b, name)
 			var n int
 			loop(b, func() { n = readAll(b, data) })
 			b.ReportMetric(float64(n), "records")
@@ -185,12 +149,12 @@ func BenchmarkDarshanParser(b *testing.B) {
 	}
 	defer null.Close()
 	for _, c := range []struct{ name, tool, log string }{
-		{"jeanbez", "darshan-parser", jeanbez},
-		{"e3sm", "darshan-parser", e3sm},
-		{"dxt-jeanbez", "darshan-dxt-parser", jeanbez},
+		{"jeanbez", "darshan-parser", "jeanbez"},
+		{"e3sm", "darshan-parser", "e3sm"},
+		{"dxt-jeanbez", "darshan-dxt-parser", "jeanbez"},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			path := filepath.Join(corpus.Dir(b, "darshan"), c.log)
+			path := synth.BenchPath(b, c.log)
 			for b.Loop() {
 				cmd := exec.Command(filepath.Join(dir, c.tool), "--show-incomplete", path)
 				cmd.Stdout = null

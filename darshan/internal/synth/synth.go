@@ -6,8 +6,13 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/internal/corpus"
 )
 
 // Large returns a log of a job of ranks ranks with records records in
@@ -85,4 +90,40 @@ func Large(records, ranks int) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// The corpus logs the benchmarks read: the largest (DXT traces of 1,024
+// ranks) and the one darshan-parser is slowest on (HEATMAP).
+var corpusLogs = map[string]string{
+	"jeanbez": "apps/jeanbez_8_benchmark_parallel_id45195555_8-6-50011-11681279140261054765_1628283217.darshan",
+	"e3sm":    "apps/e3sm_io_heatmap_only.darshan",
+}
+
+var large100k = sync.OnceValues(func() ([]byte, error) { return Large(100000, 1000) })
+
+// BenchPath returns the path of the corpus log a benchmark names
+// ("jeanbez", "e3sm"), skipping the benchmark without the corpus.
+func BenchPath(tb testing.TB, name string) string {
+	rel, ok := corpusLogs[name]
+	if !ok {
+		tb.Fatalf("no benchmark log %q", name)
+	}
+	return filepath.Join(corpus.Dir(tb, "darshan"), rel)
+}
+
+// BenchLog returns a benchmark log in memory: "synthetic-100k" (100,000
+// records of 1,000 ranks, made once) or a corpus log of BenchPath.
+func BenchLog(tb testing.TB, name string) []byte {
+	if name == "synthetic-100k" {
+		data, err := large100k()
+		if err != nil {
+			tb.Fatal(err)
+		}
+		return data
+	}
+	data, err := os.ReadFile(BenchPath(tb, name))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return data
 }
