@@ -73,12 +73,12 @@ func (rr *regionReader) release() {
 		putBytes(rr.buf)
 		rr.buf, rr.r, rr.w = nil, 0, 0
 	}
+	if z, ok := rr.dec.(*zlibStreams); ok && z.z != nil {
+		z.close() // first: its helpers read src until they stop
+	}
 	if rr.src != nil {
 		putBytes(rr.src)
 		rr.src = nil
-	}
-	if z, ok := rr.dec.(*zlibStreams); ok && z.z != nil {
-		z.close()
 	}
 	if rr.err == nil {
 		rr.err = io.EOF

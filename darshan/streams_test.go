@@ -6,6 +6,8 @@ import (
 	"errors"
 	"io"
 	"math/rand/v2"
+	"runtime"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -223,4 +225,60 @@ func TestSplitStreamsBomb(t *testing.T) {
 	if limit := uint64(2*ahead*perHelper + 8<<20); n > limit {
 		t.Errorf("reading %d MiB allocated %d MiB, want at most %d MiB", read>>20, n>>20, limit>>20)
 	}
+}
+
+// TestHelpersStopBeforeRelease: a log whose big POSIX region is damaged in
+// its first stream, read while helpers decode the chunks after it, and
+// while another goroutine reads an intact log. The region's buffers go
+// back to the pools as the reader stops; under -race this fails if a
+// helper still reads them when the other reader takes them.
+func TestHelpersStopBeforeRelease(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("helpers need GOMAXPROCS > 1")
+	}
+	r := rand.New(rand.NewPCG(21, 22))
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Job = Job{NProcs: 100}
+	w.RecordsPerStream = 10
+	layout := LayoutOf(POSIX, 4)
+	for i := range 2000 {
+		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
+			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
+		for k := range rec.Ints {
+			rec.Ints[k] = r.Int64N(1 << 40) // incompressible enough for a region of helpers
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	good := buf.Bytes()
+	l := readBack(t, good)
+	reg := l.Header.ModuleRegions[POSIX]
+	if chunks, ahead := chunkPlan(int(reg.Length)); ahead == 0 {
+		t.Fatalf("POSIX region of %d bytes gets %d chunks and no helper", reg.Length, chunks)
+	}
+	bad := bytes.Clone(good)
+	bad[reg.Offset+100] ^= 0xff // inside the first stream
+	// The intact log is read meanwhile, taking buffers from the pools.
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 20 {
+			if recs, err := readBack(t, good).ReadModule(POSIX); err != nil || len(recs) != 2000 {
+				t.Errorf("intact log: %d records, %v", len(recs), err)
+				return
+			}
+		}
+	})
+	for range 20 {
+		recs, err := readBack(t, bad).ReadModule(POSIX)
+		if !errors.Is(err, ErrCorrupt) || len(recs) >= 10 {
+			t.Errorf("damaged first stream: %d records, %v; want fewer than 10 and ErrCorrupt", len(recs), err)
+			break
+		}
+	}
+	wg.Wait()
 }
