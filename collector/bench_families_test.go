@@ -43,19 +43,10 @@ func benchmarkServerScrape(b *testing.B, collectors []string) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var lustre *lustreSource
-	for _, c := range r.collectors {
-		switch c := c.(type) {
-		case *sectionCollector:
-			lustre = c.src
-		case *jobstatsCollector:
-			lustre = c.src
-		}
-	}
 	sim := lustresim.New(lustresim.Config{Seed: 7, FSName: "bench", OSTs: 16, MDTs: 2, Jobs: 10000, Static: true})
 	for _, offset := range []time.Duration{0, 30 * time.Second} {
 		var buf bytes.Buffer
-		if err := sim.WriteEachParam(&buf, lustresim.BenchTime.Add(offset), lustre.patterns()...); err != nil {
+		if err := sim.WriteEachParam(&buf, lustresim.BenchTime.Add(offset), r.lustre.Patterns()...); err != nil {
 			b.Fatal(err)
 		}
 		src.texts = append(src.texts, buf.Bytes())

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hpcio/hpcio_exporter/lustre"
 	"github.com/hpcio/hpcio_exporter/lustresim"
 )
 
@@ -30,15 +31,15 @@ func (s *alternatingSource) GetParam(context.Context, []string) (io.ReadCloser, 
 func benchmarkRun(b *testing.B, n int, cold bool) {
 	texts := [][]byte{lustresim.JobStatsText(n, 0), lustresim.JobStatsText(n, 30*time.Second)}
 	src := &alternatingSource{texts: texts}
-	newRegistry := func() *lustreSource {
+	newRegistry := func() *lustre.Source {
 		r, err := NewRegistry(Env{Logger: slog.New(slog.DiscardHandler), LctlSource: src})
 		if err != nil {
 			b.Fatal(err)
 		}
-		return r.Collector("jobstats").(*jobstatsCollector).src
+		return r.lustre
 	}
 	src2 := newRegistry()
-	if err := src2.run(context.Background()); err != nil {
+	if _, err := src2.Snapshot(context.Background()); err != nil {
 		b.Fatal(err)
 	}
 	b.SetBytes(int64(len(texts[0])))
@@ -49,7 +50,7 @@ func benchmarkRun(b *testing.B, n int, cold bool) {
 			src2 = newRegistry()
 			b.StartTimer()
 		}
-		if err := src2.run(context.Background()); err != nil {
+		if _, err := src2.Snapshot(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -22,6 +22,8 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/exposition"
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 // Namespace is the prefix of the exporter's own metrics.
@@ -68,15 +70,18 @@ var ErrNotConfigured = errors.New("collector not configured")
 // Env is what every collector factory receives.
 type Env struct {
 	Logger *slog.Logger
-	// Demo is set with --demo: Lustre collectors read a simulated server.
-	Demo bool
-	// LctlSource, when set, replaces the lctl command (tests).
+	// LctlSource prints `lctl get_param` output for the Lustre
+	// collectors: the lctl command, or the simulator of --demo. nil: lctl
+	// found in $PATH.
 	LctlSource lctl.Source
+	// Lnetctl starts lnetctl for the lnet collector: the command, or the
+	// simulator of --demo. nil: lnetctl found in $PATH.
+	Lnetctl toolrun.StartFunc
 	// Now, when set, replaces the clock of the Lustre runs (tests).
 	Now func() time.Time
 
 	// lustre is the lctl run shared by the Lustre collectors of a registry.
-	lustre *lustreSource
+	lustre *lustre.Source
 }
 
 type factory func(env Env) (Collector, error)
@@ -91,6 +96,11 @@ type registration struct {
 var (
 	registrations = map[string]*registration{}
 	flagAdders    []func(a *kingpin.Application)
+
+	// disableDefaults is --collector.disable-defaults: every collector is
+	// off but those named on the command line (explicit).
+	disableDefaults bool
+	explicit        = map[string]bool{}
 )
 
 // register is called from each collector file's init function.
@@ -107,8 +117,8 @@ func register(name string, defaultEnabled bool, f factory) {
 // flags set carry their defaults already, so tests need no flag parsing.
 func addFlags(f func(a *kingpin.Application)) { flagAdders = append(flagAdders, f) }
 
-// RegisterFlags adds --[no-]collector.<name> for every collector, and every
-// collector's own flags, to a.
+// RegisterFlags adds --[no-]collector.<name> for every collector,
+// --collector.disable-defaults, and every collector's own flags, to a.
 func RegisterFlags(a *kingpin.Application) {
 	for _, name := range Names() {
 		r := registrations[name]
@@ -117,8 +127,14 @@ func RegisterFlags(a *kingpin.Application) {
 			state = "enabled"
 		}
 		a.Flag("collector."+name, fmt.Sprintf("Enable the %s collector (default: %s).", name, state)).
-			Default(fmt.Sprint(r.defaultEnabled)).BoolVar(r.enabled)
+			Default(fmt.Sprint(r.defaultEnabled)).
+			Action(func(*kingpin.ParseContext) error { explicit[name] = true; return nil }).
+			BoolVar(r.enabled)
 	}
+	// As node_exporter's: applied after parsing, so that its place among
+	// the --collector.<name> flags does not matter.
+	a.Flag("collector.disable-defaults", "Turn off every collector but those enabled with --collector.<name> (a sidecar: --collector.disable-defaults --collector.darshan --collector.dayu).").
+		Default("false").BoolVar(&disableDefaults)
 	for _, f := range flagAdders {
 		f(a)
 	}
@@ -144,10 +160,19 @@ func SetEnabled(name string, on bool) error {
 	return nil
 }
 
+// isEnabled reports whether a collector runs, with --collector.disable-defaults
+// applied.
+func (r *registration) isEnabled() bool {
+	return *r.enabled && (!disableDefaults || explicit[r.name])
+}
+
 // Registry holds the enabled collectors and scrapes them.
 type Registry struct {
 	collectors map[string]Collector
 	logger     *slog.Logger
+	// lustre runs lctl for the Lustre collectors; it has no request, and
+	// never runs, when none is enabled.
+	lustre *lustre.Source
 
 	// failing holds each failing collector's last error, so that a
 	// collector failing scrape after scrape logs one error line, then
@@ -160,10 +185,17 @@ type Registry struct {
 // fails is an error: the exporter should not start half-configured.
 func NewRegistry(env Env) (*Registry, error) {
 	r := &Registry{collectors: map[string]Collector{}, logger: env.Logger, failing: map[string]string{}}
-	env.lustre = newLustreSource(env)
+	if env.LctlSource == nil {
+		env.LctlSource = &lctl.Command{Path: "lctl"}
+	}
+	if env.Lnetctl == nil {
+		env.Lnetctl = toolrun.Path("lnetctl")
+	}
+	env.lustre = lustre.New(lustre.Config{Lctl: env.LctlSource, Bounds: lustreBounds(), Logger: env.Logger, Now: env.Now})
+	r.lustre = env.lustre
 	for _, name := range Names() {
 		reg := registrations[name]
-		if !*reg.enabled {
+		if !reg.isEnabled() {
 			continue
 		}
 		cenv := env
@@ -197,47 +229,48 @@ func (r *Registry) Collector(name string) Collector { return r.collectors[name] 
 // prometheus.Collector for a per-request registry; after Gather, its Streams
 // write the families that are too large to materialize.
 func (r *Registry) NewScrape(ctx context.Context) *Scrape {
-	return &Scrape{ctx: ctx, registry: r, memo: map[any]*memoEntry{}}
+	return &Scrape{ctx: ctx, registry: r}
 }
 
-// A Scrape is the state of one /metrics request: its deadline, work shared
-// between the collectors of this request (one lctl run), and the streamed
-// families they produced.
+// A Scrape is the state of one /metrics request: its deadline, the Lustre
+// snapshot its collectors share, and the streamed families they produced.
 type Scrape struct {
 	ctx      context.Context
 	registry *Registry
 
-	mu      sync.Mutex
-	memo    map[any]*memoEntry
-	streams []exposition.Family
-}
+	lustreOnce  sync.Once
+	lustreAsked bool // a collector of the scrape asked for the snapshot
+	lustreSnap  *lustre.Snapshot
+	lustreErr   error
 
-type memoEntry struct {
-	once sync.Once
-	val  any
-	err  error
+	mu      sync.Mutex
+	streams []exposition.Family
 }
 
 // Context bounds the scrape: it expires at the scrape's deadline.
 func (s *Scrape) Context() context.Context { return s.ctx }
 
-// Once runs f at most once per scrape for key; every caller gets its result.
-// Collectors use it to share one lctl run.
-func (s *Scrape) Once(key any, f func() (any, error)) (any, error) {
-	s.mu.Lock()
-	e, ok := s.memo[key]
-	if !ok {
-		e = &memoEntry{}
-		s.memo[key] = e
-	}
-	s.mu.Unlock()
-	e.once.Do(func() { e.val, e.err = f() })
-	return e.val, e.err
+// Lustre returns the Lustre snapshot of this scrape. The first Lustre
+// collector to ask starts an lctl run, or joins the one under way; every
+// other collector of the scrape gets the same snapshot, so that every
+// family of a response comes from the same run. The error is the run's
+// failure (already logged by the source, so marked reported), or the
+// scrape's deadline passing first, with the latest snapshot, if any.
+func (s *Scrape) Lustre() (*lustre.Snapshot, error) {
+	s.lustreOnce.Do(func() {
+		snap, err := s.registry.lustre.Snapshot(s.ctx)
+		if err != nil && snap != nil && err == snap.Err {
+			err = &reportedError{err}
+		}
+		s.lustreAsked, s.lustreSnap, s.lustreErr = true, snap, err
+	})
+	return s.lustreSnap, s.lustreErr
 }
 
 // Stream adds families that the handler writes directly to the response
 // after the gathered ones, because materializing them through client_golang
-// would cost too much memory at tens of thousands of jobs.
+// would cost too much memory at tens of thousands of jobs. They must only
+// read what no one changes: a published snapshot or view.
 func (s *Scrape) Stream(f ...exposition.Family) {
 	s.mu.Lock()
 	s.streams = append(s.streams, f...)
@@ -268,6 +301,7 @@ func (s *Scrape) Collect(ch chan<- prometheus.Metric) {
 		}(name, c)
 	}
 	wg.Wait()
+	s.sendLctlRuns(ch)
 }
 
 // noteFailure records a collector's error ("" for success) and reports

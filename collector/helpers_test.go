@@ -20,6 +20,7 @@ import (
 	"github.com/hpcio/hpcio_exporter/exposition"
 	"github.com/hpcio/hpcio_exporter/internal/golden"
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -30,7 +31,7 @@ type textSource struct {
 	mu    sync.Mutex
 	texts []string
 	calls atomic.Int32
-	exit  *lctl.ExitError
+	exit  *toolrun.ExitError
 	delay time.Duration
 }
 
@@ -51,7 +52,7 @@ func (s *textSource) GetParam(ctx context.Context, patterns []string) (io.ReadCl
 
 type closer struct {
 	io.Reader
-	exit *lctl.ExitError
+	exit *toolrun.ExitError
 }
 
 func (c *closer) Close() error {
@@ -101,9 +102,12 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// testLnetctl is the lnetctl of the registries tests make.
+var testLnetctl = toolrun.Path("lnetctl")
+
 func newTestRegistry(t *testing.T, src lctl.Source) *Registry {
 	t.Helper()
-	r, err := NewRegistry(Env{Logger: testLogger(t), LctlSource: src})
+	r, err := NewRegistry(Env{Logger: testLogger(t), LctlSource: src, Lnetctl: testLnetctl})
 	if err != nil {
 		t.Fatal(err)
 	}

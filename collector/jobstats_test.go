@@ -16,6 +16,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 var fmtSscan = fmt.Sscan
@@ -169,7 +170,7 @@ func TestJobstatsBadLctl(t *testing.T) {
 	for name, src := range map[string]lctl.Source{
 		"missing":  &lctl.Command{Path: "/nonexistent/lctl"},
 		"garbage":  &textSource{texts: []string{"\x00\x01garbage\n{{{{\n- - -\n"}},
-		"no match": &textSource{texts: []string{""}, exit: &lctl.ExitError{Code: 2, Stderr: "error: get_param: param_path 'obdfilter/*/job_stats': No such file or directory"}},
+		"no match": &textSource{texts: []string{""}, exit: &toolrun.ExitError{Code: 2, Stderr: "error: get_param: param_path 'obdfilter/*/job_stats': No such file or directory"}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r := newTestRegistry(t, src)

@@ -1,7 +1,6 @@
 package collector
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,24 +9,14 @@ import (
 	"sync"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
 	"github.com/hpcio/hpcio_exporter/lnet"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
-
-// lnetctlPath is --lustre.lnetctl-path. The runs are bounded like lctl's,
-// by --lustre.timeout and --lustre.timeout-offset.
-var lnetctlPath = "lnetctl"
 
 func init() {
 	register("lnet", true, newLNetCollector)
-	addFlags(func(a *kingpin.Application) {
-		a.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
-			Default(lnetctlPath).StringVar(&lnetctlPath)
-	})
 }
 
 // The two lnetctl commands of a scrape, by the name used in logs and in
@@ -42,109 +31,68 @@ var lnetArgs = map[string][]string{
 	lnetStatsShow: {"stats", "show"},
 }
 
-// lnetRunner starts an lnetctl command: lctl.Start, or the simulator.
-type lnetRunner func(ctx context.Context, args ...string) (io.ReadCloser, error)
-
 // lnetCollector runs both commands once per scrape, and once for
 // concurrent scrapes: a scrape arriving while a run is under way waits for
-// that run's results instead of starting lnetctl again (as lustreSource
-// does for lctl).
+// that run's results instead of starting lnetctl again. Runs are bounded
+// like lctl's, by --lustre.timeout and --lustre.timeout-offset.
 type lnetCollector struct {
 	logger *slog.Logger
-	run    lnetRunner
-	// bounds computes a run's deadline from the scrape's, with the
-	// Lustre flags.
-	bounds *lustreSource
-
-	mu       sync.Mutex
-	inflight *lnetRun
-
-	runsMu sync.Mutex
-	runs   map[[2]string]float64 // command, result → runs
+	start  toolrun.StartFunc
+	runner *toolrun.Runner[*lnetRun]
+	runs   map[string]*toolrun.Counts // by command
 }
 
-// lnetRun is one execution of both commands. net and stats are nil when
-// their command failed or was cut short: a cut output can end in a cut
-// number, which must not reach a counter.
+// lnetRun is one execution of both commands, never changed once made. net
+// and stats are nil when their command failed or was cut short: a cut
+// output can end in a cut number, which must not reach a counter.
 type lnetRun struct {
-	done  chan struct{}
 	net   *lnet.NetShow
 	stats *lnet.Stats
 	err   error
+	// runs are the runs by command and result after this one.
+	runs map[string][len(toolrun.Results)]uint64
 }
 
 func newLNetCollector(env Env) (Collector, error) {
-	path := lnetctlPath
-	run := func(ctx context.Context, args ...string) (io.ReadCloser, error) {
-		return lctl.Start(ctx, path, args...)
-	}
-	if env.Demo {
-		run = func(_ context.Context, args ...string) (io.ReadCloser, error) {
-			out, err := lustresim.Lnetctl(args...)
-			if err != nil {
-				return nil, err
-			}
-			return io.NopCloser(bytes.NewReader(out)), nil
-		}
-	}
-	c := &lnetCollector{
-		logger: env.Logger, run: run,
-		bounds: &lustreSource{timeout: lctlTimeout, offset: lctlTimeoutOffset},
-		runs:   map[[2]string]float64{},
-	}
+	c := &lnetCollector{logger: env.Logger, start: env.Lnetctl, runs: map[string]*toolrun.Counts{}}
 	for cmd := range lnetArgs {
-		for _, result := range []string{"ok", "partial", "failed", "killed"} {
-			c.runs[[2]string{cmd, result}] = 0
-		}
+		c.runs[cmd] = &toolrun.Counts{}
 	}
+	c.runner = toolrun.NewRunner("lnetctl", lustreBounds(), func(ctx context.Context) (*lnetRun, error) {
+		return c.execute(ctx), nil
+	})
 	return c, nil
 }
 
 func (c *lnetCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error {
-	r, err := c.shared(s.Context())
+	r, err := c.runner.Do(s.Context())
+	var runs map[string][len(toolrun.Results)]uint64
 	if r != nil {
 		emitLNetNet(ch, r.net)
 		emitLNetStats(ch, r.stats)
-		err = r.err
+		err, runs = r.err, r.runs
+	} else {
+		runs = c.counts()
 	}
-	c.runsMu.Lock()
-	for k, n := range c.runs {
-		ch <- prometheus.MustNewConstMetric(lnetctlRunsDesc, prometheus.CounterValue, n, k[0], k[1])
+	for cmd, n := range runs {
+		for _, result := range toolrun.Results {
+			ch <- prometheus.MustNewConstMetric(lnetctlRunsDesc, prometheus.CounterValue, float64(n[result]), cmd, result.String())
+		}
 	}
-	c.runsMu.Unlock()
 	return err
 }
 
-// shared joins the run under way or starts one, and waits for it as long
-// as ctx allows. The run is bounded by the deadline of the scrape that
-// started it and outlives that scrape, since others may be waiting.
-func (c *lnetCollector) shared(ctx context.Context) (*lnetRun, error) {
-	c.mu.Lock()
-	r := c.inflight
-	if r == nil {
-		r = &lnetRun{done: make(chan struct{})}
-		c.inflight = r
-		runCtx, cancel := context.WithDeadline(context.WithoutCancel(ctx), c.bounds.deadline(ctx, time.Now()))
-		go func() {
-			defer cancel()
-			c.execute(runCtx, r)
-			c.mu.Lock()
-			c.inflight = nil
-			c.mu.Unlock()
-			close(r.done)
-		}()
+func (c *lnetCollector) counts() map[string][len(toolrun.Results)]uint64 {
+	out := make(map[string][len(toolrun.Results)]uint64, len(c.runs))
+	for cmd, counts := range c.runs {
+		out[cmd], _ = counts.Get()
 	}
-	c.mu.Unlock()
-	select {
-	case <-r.done:
-		return r, nil
-	case <-ctx.Done():
-		return nil, fmt.Errorf("waiting for lnetctl: %w", ctx.Err())
-	}
+	return out
 }
 
 // execute runs both commands concurrently.
-func (c *lnetCollector) execute(ctx context.Context, r *lnetRun) {
+func (c *lnetCollector) execute(ctx context.Context) *lnetRun {
+	r := &lnetRun{}
 	var wg sync.WaitGroup
 	var netErr, statsErr error
 	wg.Add(2)
@@ -158,10 +106,13 @@ func (c *lnetCollector) execute(ctx context.Context, r *lnetRun) {
 	}()
 	wg.Wait()
 	r.err = errors.Join(netErr, statsErr)
+	r.runs = c.counts()
+	return r
 }
 
 func (c *lnetCollector) netShow(ctx context.Context) (*lnet.NetShow, error) {
 	var ns *lnet.NetShow
+	begin := time.Now()
 	result, err := c.exec(ctx, lnetNetShow, func(r io.Reader) (err error) {
 		ns, err = lnet.ParseNetShow(r)
 		return err
@@ -170,12 +121,13 @@ func (c *lnetCollector) netShow(ctx context.Context) (*lnet.NetShow, error) {
 	if ns != nil {
 		printed = ns.Err
 	}
-	ns, err = lnetJudge(c, lnetNetShow, "net", result, err, ns, ns != nil && ns.Found, printed)
+	ns, err = lnetJudge(c, lnetNetShow, "net", result, time.Since(begin), err, ns, ns != nil && ns.Found, printed)
 	return ns, err
 }
 
 func (c *lnetCollector) statsShow(ctx context.Context) (*lnet.Stats, error) {
 	var s *lnet.Stats
+	begin := time.Now()
 	result, err := c.exec(ctx, lnetStatsShow, func(r io.Reader) (err error) {
 		s, err = lnet.ParseStats(r)
 		return err
@@ -184,32 +136,20 @@ func (c *lnetCollector) statsShow(ctx context.Context) (*lnet.Stats, error) {
 	if s != nil {
 		printed = s.Err
 	}
-	s, err = lnetJudge(c, lnetStatsShow, "statistics", result, err, s, s != nil && s.Found, printed)
+	s, err = lnetJudge(c, lnetStatsShow, "statistics", result, time.Since(begin), err, s, s != nil && s.Found, printed)
 	return s, err
 }
 
-// exec runs one command and parses its output. The
-// result is how the run ended: ok, partial (a non-zero exit after a whole
-// output), failed or killed.
-func (c *lnetCollector) exec(ctx context.Context, cmd string, parse func(io.Reader) error) (string, error) {
-	out, err := c.run(ctx, lnetArgs[cmd]...)
+// exec runs one command and parses its output. The result is how the run
+// ended: ok, partial (a non-zero exit after a whole output), failed or
+// killed.
+func (c *lnetCollector) exec(ctx context.Context, cmd string, parse func(io.Reader) error) (toolrun.Result, error) {
+	out, err := c.start(ctx, lnetArgs[cmd]...)
 	if err != nil {
-		return "failed", err
+		return toolrun.Failed, err
 	}
 	parseErr := parse(out)
-	closeErr := out.Close()
-	var exit *lctl.ExitError
-	switch {
-	case errors.Is(parseErr, lctl.ErrKilled):
-		return "killed", parseErr
-	case parseErr != nil:
-		return "failed", parseErr
-	case errors.As(closeErr, &exit):
-		return "partial", exit
-	case closeErr != nil:
-		return "failed", closeErr
-	}
-	return "ok", nil
+	return toolrun.Classify(parseErr, out.Close())
 }
 
 // lnetJudge decides whether a command's output is usable, counts the run, and
@@ -219,25 +159,23 @@ func (c *lnetCollector) exec(ctx context.Context, cmd string, parse func(io.Read
 // fails (an older kernel module under a newer lnetctl), so a non-zero exit
 // with the section printed is a success. Without the section, the error is
 // the one lnetctl printed, if any, else the exit status and stderr.
-func lnetJudge[T any](c *lnetCollector, cmd, section, result string, err error, out *T, found bool, printed *lnet.Error) (*T, error) {
+func lnetJudge[T any](c *lnetCollector, cmd, section string, result toolrun.Result, took time.Duration, err error, out *T, found bool, printed *lnet.Error) (*T, error) {
 	switch {
-	case result == "partial" && found:
+	case result == toolrun.Partial && found:
 		c.logger.Debug("lnetctl exited non-zero after printing its output", "command", cmd, "err", err)
 		err = nil
-	case result == "partial" || (result == "ok" && !found):
-		if result == "ok" {
+	case result == toolrun.Partial || (result == toolrun.OK && !found):
+		if result == toolrun.OK {
 			err = fmt.Errorf("no %q section in the output", section)
 		}
-		result = "failed"
+		result = toolrun.Failed
 		if printed != nil {
 			err = printed
 		}
-	case result == "ok" && printed != nil:
+	case result == toolrun.OK && printed != nil:
 		c.logger.Debug("lnetctl reported an error after its output", "command", cmd, "err", printed)
 	}
-	c.runsMu.Lock()
-	c.runs[[2]string{cmd, result}]++
-	c.runsMu.Unlock()
+	c.runs[cmd].Add(result, took)
 	if err != nil {
 		return nil, fmt.Errorf("lnetctl %s: %w", cmd, err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 // fakeLnetctl writes an lnetctl that logs its arguments to calls (one line
@@ -46,7 +48,7 @@ esac
 	if err := os.WriteFile(path, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	setFlag(t, &lnetctlPath, path)
+	setFlag(t, &testLnetctl, toolrun.Path(path))
 	return calls
 }
 
@@ -224,7 +226,7 @@ func TestLNetFailures(t *testing.T) {
 			onlyCollectors(t, "lnet")
 			fakeLnetctl(t, c.net, c.stats, c.pre, c.post)
 			if c.missing {
-				setFlag(t, &lnetctlPath, "/nonexistent/lnetctl")
+				setFlag(t, &testLnetctl, toolrun.Path("/nonexistent/lnetctl"))
 			}
 			text, err := updateLNet(t, newTestRegistry(t, nil), context.Background())
 			for _, w := range c.wantErr {
@@ -256,11 +258,11 @@ func TestLNetFailures(t *testing.T) {
 // the other collectors alone.
 func TestLNetOneErrorLine(t *testing.T) {
 	onlyCollectors(t, "lnet", "jobstats")
-	setFlag(t, &lnetctlPath, "/nonexistent/lnetctl")
+	setFlag(t, &testLnetctl, toolrun.Path("/nonexistent/lnetctl"))
 	var logs bytes.Buffer
 	var mu sync.Mutex
 	logger := slog.New(slog.NewTextHandler(lockedWriter{&mu, &logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	r, err := NewRegistry(Env{Logger: logger, LctlSource: &textSource{texts: []string{readFixture(t, "jobstats-edge.txt")}}})
+	r, err := NewRegistry(Env{Logger: logger, LctlSource: &textSource{texts: []string{readFixture(t, "jobstats-edge.txt")}}, Lnetctl: testLnetctl})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -373,8 +375,8 @@ func TestLNetConcurrentScrapes(t *testing.T) {
 // --demo reads the simulator; no lnetctl is needed.
 func TestLNetDemo(t *testing.T) {
 	onlyCollectors(t, "lnet")
-	setFlag(t, &lnetctlPath, "/nonexistent/lnetctl")
-	r, err := NewRegistry(Env{Logger: testLogger(t), Demo: true})
+	setFlag(t, &testLnetctl, toolrun.Path("/nonexistent/lnetctl"))
+	r, err := NewRegistry(Env{Logger: testLogger(t), Lnetctl: lustresim.StartLnetctl})
 	if err != nil {
 		t.Fatal(err)
 	}

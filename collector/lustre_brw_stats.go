@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
 )
 
 // The brw_stats collector: the block I/O histograms of every target's
@@ -19,7 +20,17 @@ import (
 // when the values are powers of two, as RPC and disk I/O sizes mostly are.
 
 func init() {
-	register("brw_stats", true, newBrwStatsCollector)
+	registerLustre("brw_stats", true, lustre.BrwStats, []string{"osd-*.*.brw_stats"},
+		func(param string) bool {
+			_, _, leaf, ok := osdParam(param)
+			return ok && leaf == "brw_stats"
+		},
+		func(snap *lustre.Snapshot, ch chan<- prometheus.Metric) {
+			for p := range owned(snap.Brw, "brw_stats") {
+				component, target, _, _ := osdParam(p.Name)
+				sendBrwStats(ch, &p.V, component, target)
+			}
+		})
 }
 
 // pageSize is the size of a page in "pages per bulk r/w"; Lustre servers
@@ -52,45 +63,25 @@ var brwHistograms = map[lctl.BrwKind]struct {
 		"Time block mapping took per RPC (brw_stats \"block maps msec\", EXAScaler).", brwLabels, nil), 1e-3},
 }
 
-func newBrwStatsCollector(env Env) (Collector, error) {
-	c := newSectionCollector(env, "brw_stats", "osd-*.*.brw_stats")
-	c.parser = func(param string) lctl.SectionParser {
-		component, target, leaf, ok := osdParam(param)
-		if !ok || leaf != "brw_stats" {
-			return nil
+// sendBrwStats sends the histograms of one target; the source checked
+// their rows and kept the first of each kind.
+func sendBrwStats(ch chan<- prometheus.Metric, st *lctl.BrwStats, component, target string) {
+	createdAt := created(st.StartTime, st.SnapshotTime)
+	for i := range st.Hists {
+		h := &st.Hists[i]
+		spec, known := brwHistograms[h.Kind]
+		if !known {
+			continue
 		}
-		return lctl.NewBrwStatsParser(func(st *lctl.BrwStats, complete bool) {
-			if st.Malformed > 0 {
-				c.bad(param, "malformed lines", st.Malformed)
+		for _, op := range [...]string{"read", "write"} {
+			count, sum, buckets := brwBuckets(h, op == "write", spec.scale)
+			if createdAt.IsZero() {
+				ch <- prometheus.MustNewConstHistogram(spec.desc, count, sum, buckets, component, target, op)
+			} else {
+				ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(spec.desc, count, sum, buckets, createdAt, component, target, op)
 			}
-			if !complete {
-				return
-			}
-			createdAt := created(st.StartTime, st.SnapshotTime)
-			var done [lctl.BrwBlockMaps + 1]bool
-			for i := range st.Hists {
-				h := &st.Hists[i]
-				spec, known := brwHistograms[h.Kind]
-				if !known || done[h.Kind] {
-					continue
-				}
-				done[h.Kind] = true
-				if !ascending(h.Rows) {
-					c.bad(param, "histogram rows out of order", 1, "histogram", h.Kind.String())
-					continue
-				}
-				for _, op := range [...]string{"read", "write"} {
-					count, sum, buckets := brwBuckets(h, op == "write", spec.scale)
-					if createdAt.IsZero() {
-						c.emit(prometheus.MustNewConstHistogram(spec.desc, count, sum, buckets, component, target, op))
-					} else {
-						c.emit(prometheus.MustNewConstHistogramWithCreatedTimestamp(spec.desc, count, sum, buckets, createdAt, component, target, op))
-					}
-				}
-			}
-		})
+		}
 	}
-	return c, nil
 }
 
 // brwBuckets turns the rows of one side (read or write) of a histogram into
@@ -111,15 +102,4 @@ func brwBuckets(h *lctl.BrwHist, write bool, scale float64) (count uint64, sum f
 		buckets[value] = count
 	}
 	return count, sum, buckets
-}
-
-// ascending reports whether the rows' buckets increase, as Lustre prints
-// them; other rows would make a histogram whose counts go down.
-func ascending(rows []lctl.BrwRow) bool {
-	for i := 1; i < len(rows); i++ {
-		if rows[i].Bucket <= rows[i-1].Bucket {
-			return false
-		}
-	}
-	return true
 }

@@ -11,7 +11,29 @@ import (
 // Lustre prints kilobytes (KiB); the metrics are in bytes.
 
 func init() {
-	register("capacity", true, newCapacityCollector)
+	leaves := map[string]struct {
+		desc  *prometheus.Desc
+		scale float64
+	}{
+		"kbytestotal": {capacityBytesDesc, 1024},
+		"kbytesfree":  {freeBytesDesc, 1024},
+		"kbytesavail": {availableBytesDesc, 1024},
+		"filestotal":  {inodesMaximumDesc, 1},
+		"filesfree":   {inodesFreeDesc, 1},
+	}
+	var patterns []string
+	for leaf := range leaves {
+		patterns = append(patterns, "osd-*.*."+leaf)
+	}
+	slices.Sort(patterns)
+	registerValues("capacity", patterns, func(param string) (valueMetric, bool) {
+		component, target, leaf, ok := osdParam(param)
+		l, known := leaves[leaf]
+		if !ok || !known {
+			return valueMetric{}, false
+		}
+		return valueMetric{desc: l.desc, valueType: prometheus.GaugeValue, scale: l.scale, labels: []string{component, target}}, true
+	})
 }
 
 var (
@@ -27,30 +49,3 @@ var (
 	inodesFreeDesc = prometheus.NewDesc("lustre_inodes_free",
 		"Inodes (objects) still free on the target's file system (filesfree).", capacityTargetLabels, nil)
 )
-
-func newCapacityCollector(env Env) (Collector, error) {
-	leaves := map[string]struct {
-		desc  *prometheus.Desc
-		scale float64
-	}{
-		"kbytestotal": {capacityBytesDesc, 1024},
-		"kbytesfree":  {freeBytesDesc, 1024},
-		"kbytesavail": {availableBytesDesc, 1024},
-		"filestotal":  {inodesMaximumDesc, 1},
-		"filesfree":   {inodesFreeDesc, 1},
-	}
-	match := func(param string) (valueMetric, bool) {
-		component, target, leaf, ok := osdParam(param)
-		l, known := leaves[leaf]
-		if !ok || !known {
-			return valueMetric{}, false
-		}
-		return valueMetric{desc: l.desc, valueType: prometheus.GaugeValue, scale: l.scale, labels: []string{component, target}}, true
-	}
-	var patterns []string
-	for leaf := range leaves {
-		patterns = append(patterns, "osd-*.*."+leaf)
-	}
-	slices.Sort(patterns)
-	return newValuesCollector(env, "capacity", match, patterns...), nil
-}

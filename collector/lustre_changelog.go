@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
 )
 
 // The changelog collector: the changelog of every MDT (mdd.*.changelog_users)
@@ -11,7 +12,25 @@ import (
 // lustre_rsync) is.
 
 func init() {
-	register("changelog", true, newChangelogCollector)
+	registerLustre("changelog", true, lustre.Changelog, []string{"mdd.*.changelog_users"},
+		func(param string) bool {
+			prefix, _, leaf, ok := lctl.DeviceParam(param)
+			return ok && prefix == "mdd" && leaf == "changelog_users"
+		},
+		func(snap *lustre.Snapshot, ch chan<- prometheus.Metric) {
+			for p := range owned(snap.Changelogs, "changelog") {
+				_, target, _, _ := lctl.DeviceParam(p.Name)
+				if p.V.HasCurrentIndex {
+					ch <- gauge(changelogCurrentDesc, float64(p.V.CurrentIndex), "mdt", target)
+				}
+				for _, u := range p.V.Users {
+					ch <- gauge(changelogUserIndexDesc, float64(u.Index), "mdt", target, u.ID)
+					if u.HasIdle {
+						ch <- gauge(changelogUserIdleDesc, u.Idle, "mdt", target, u.ID)
+					}
+				}
+			}
+		})
 }
 
 var (
@@ -22,36 +41,3 @@ var (
 	changelogUserIdleDesc = prometheus.NewDesc("lustre_changelog_user_idle_seconds",
 		"Time since the changelog user last cleared records (Lustre 2.11 and later).", []string{"component", "target", "user"}, nil)
 )
-
-func newChangelogCollector(env Env) (Collector, error) {
-	c := newSectionCollector(env, "changelog", "mdd.*.changelog_users")
-	c.parser = func(param string) lctl.SectionParser {
-		prefix, target, leaf, ok := lctl.DeviceParam(param)
-		if !ok || prefix != "mdd" || leaf != "changelog_users" {
-			return nil
-		}
-		return lctl.NewChangelogParser(func(cl *lctl.Changelog, complete bool) {
-			if cl.Malformed > 0 {
-				c.bad(param, "malformed lines", cl.Malformed)
-			}
-			if !complete {
-				return
-			}
-			if cl.HasCurrentIndex {
-				c.emit(gauge(changelogCurrentDesc, float64(cl.CurrentIndex), "mdt", target))
-			}
-			seen := map[string]bool{}
-			for _, u := range cl.Users {
-				if seen[u.ID] {
-					continue
-				}
-				seen[u.ID] = true
-				c.emit(gauge(changelogUserIndexDesc, float64(u.Index), "mdt", target, u.ID))
-				if u.HasIdle {
-					c.emit(gauge(changelogUserIdleDesc, u.Idle, "mdt", target, u.ID))
-				}
-			}
-		})
-	}
-	return c, nil
-}

@@ -6,10 +6,6 @@ import "github.com/prometheus/client_golang/prometheus"
 // grant accounting of OSTs, and evictions. The per-client stats are the
 // export_stats collector's, off by default.
 
-func init() {
-	register("exports", true, newExportsCollector)
-}
-
 var (
 	exportsTargetLabels = []string{"component", "target"}
 	exportsDesc         = prometheus.NewDesc("lustre_exports",
@@ -24,7 +20,7 @@ var (
 		"Clients the target evicted since it started (eviction_count).", exportsTargetLabels, nil)
 )
 
-func newExportsCollector(env Env) (Collector, error) {
+func init() {
 	leaves := map[string]struct {
 		desc      *prometheus.Desc
 		valueType prometheus.ValueType
@@ -43,8 +39,8 @@ func newExportsCollector(env Env) (Collector, error) {
 		}
 		return valueMetric{desc: l.desc, valueType: l.valueType, scale: 1, labels: []string{component, target}}, true
 	}
-	return newValuesCollector(env, "exports", match,
+	registerValues("exports", []string{
 		"obdfilter.*.num_exports", "mdt.*.num_exports", "mgs.MGS.num_exports",
 		"obdfilter.*.tot_dirty", "obdfilter.*.tot_granted", "obdfilter.*.tot_pending",
-		"obdfilter.*.eviction_count", "mdt.*.eviction_count", "mgs.MGS.eviction_count"), nil
+		"obdfilter.*.eviction_count", "mdt.*.eviction_count", "mgs.MGS.eviction_count"}, match)
 }

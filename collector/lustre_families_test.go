@@ -15,7 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 // familyCollectorNames are the collectors of the Lustre families other
@@ -279,7 +279,7 @@ func TestFamiliesBadInput(t *testing.T) {
 // lctl exiting non-zero because a pattern matched nothing.
 func TestFamiliesAbsent(t *testing.T) {
 	onlyCollectors(t, familyCollectorNames...)
-	src := &textSource{texts: []string{"memused=1\n"}, exit: &lctl.ExitError{Code: 2, Stderr: "error: get_param: param_path 'mdt/*/md_stats': No such file or directory"}}
+	src := &textSource{texts: []string{"memused=1\n"}, exit: &toolrun.ExitError{Code: 2, Stderr: "error: get_param: param_path 'mdt/*/md_stats': No such file or directory"}}
 	text := stable(scrapeText(t, newTestRegistry(t, src), expfmt.FmtText))
 	for _, name := range familyCollectorNames {
 		if got := value(t, text, `hpcio_exporter_scrape_collector_success{collector="`+name+`"}`); got != 1 {
@@ -315,7 +315,7 @@ func TestFamiliesShareOneRun(t *testing.T) {
 	if n := src.calls.Load(); n != 1 {
 		t.Errorf("%d lctl runs for one scrape", n)
 	}
-	patterns := r.Collector("capacity").(*valuesCollector).src.patterns()
+	patterns := r.lustre.Patterns()
 	for _, want := range []string{"obdfilter.*.job_stats", "osd-*.*.brw_stats", "osd-*.*.kbytesavail", "mdd.*.changelog_users",
 		"ost.OSS.*.stats", "obdfilter.*.exports.*.stats", "health_check", "version", "qmt.*.*.glb-usr"} {
 		found := false

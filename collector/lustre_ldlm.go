@@ -10,10 +10,6 @@ import (
 // (ldlm.namespaces.*). The service statistics of ldlm_canceld and ldlm_cbd
 // are the service_stats collector's.
 
-func init() {
-	register("ldlm", true, newLDLMCollector)
-}
-
 var (
 	ldlmLabels    = []string{"component", "target"}
 	lockCountDesc = prometheus.NewDesc("lustre_locks",
@@ -30,7 +26,7 @@ var (
 		"Setting: how long a resource stays contended once it was, in seconds (contention_seconds).", ldlmLabels, nil)
 )
 
-func newLDLMCollector(env Env) (Collector, error) {
+func init() {
 	leaves := map[string]struct {
 		desc      *prometheus.Desc
 		valueType prometheus.ValueType
@@ -59,7 +55,7 @@ func newLDLMCollector(env Env) (Collector, error) {
 	for _, leaf := range []string{"lock_count", "lock_unused_count", "resource_count", "lock_timeouts", "contended_locks", "contention_seconds"} {
 		patterns = append(patterns, "ldlm.namespaces.*."+leaf)
 	}
-	return newValuesCollector(env, "ldlm", match, patterns...), nil
+	registerValues("ldlm", patterns, match)
 }
 
 // ldlmNamespace names a namespace by its target: the server namespaces are

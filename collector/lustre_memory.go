@@ -5,10 +5,6 @@ import "github.com/prometheus/client_golang/prometheus"
 // The memory collector: memory Lustre and LNet allocated (memused,
 // memused_max, lnet_memused), in bytes.
 
-func init() {
-	register("memory", true, newMemoryCollector)
-}
-
 var (
 	memoryUsedDesc = prometheus.NewDesc("lustre_memory_used_bytes",
 		"Memory the Lustre modules have allocated, in bytes (memused).", nil, nil)
@@ -18,7 +14,7 @@ var (
 		"Memory LNet has allocated, in bytes (lnet_memused).", nil, nil)
 )
 
-func newMemoryCollector(env Env) (Collector, error) {
+func init() {
 	descs := map[string]*prometheus.Desc{
 		"memused":      memoryUsedDesc,
 		"memused_max":  memoryUsedMaxDesc,
@@ -28,5 +24,5 @@ func newMemoryCollector(env Env) (Collector, error) {
 		d, ok := descs[param]
 		return valueMetric{desc: d, valueType: prometheus.GaugeValue, scale: 1}, ok
 	}
-	return newValuesCollector(env, "memory", match, "memused", "memused_max", "lnet_memused"), nil
+	registerValues("memory", []string{"memused", "memused_max", "lnet_memused"}, match)
 }

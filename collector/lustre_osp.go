@@ -11,10 +11,6 @@ import (
 // The osp collector: the state an MDT keeps of each OST and other MDT it
 // talks to through an OSP device (osp.<fs>-OST0000-osc-MDT0000.*).
 
-func init() {
-	register("osp", true, newOSPCollector)
-}
-
 var (
 	ospLabels     = []string{"component", "target", "mdt"}
 	ospActiveDesc = prometheus.NewDesc("lustre_osp_active",
@@ -23,7 +19,7 @@ var (
 		"Most objects the MDT precreates on the OST at once; 0 stops new objects there (osp max_create_count).", ospLabels, nil)
 )
 
-func newOSPCollector(env Env) (Collector, error) {
+func init() {
 	match := func(param string) (valueMetric, bool) {
 		prefix, device, leaf, ok := lctl.DeviceParam(param)
 		if !ok || prefix != "osp" {
@@ -44,7 +40,7 @@ func newOSPCollector(env Env) (Collector, error) {
 		}
 		return valueMetric{desc: desc, valueType: prometheus.GaugeValue, scale: 1, labels: []string{lctl.TargetComponent(target), target, mdt}}, true
 	}
-	return newValuesCollector(env, "osp", match, "osp.*.active", "osp.*.max_create_count"), nil
+	registerValues("osp", []string{"osp.*.active", "osp.*.max_create_count"}, match)
 }
 
 // ospDevice splits "lab-OST0000-osc-MDT0000" into the remote target

@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
 )
 
 // The quota collector: per-id space and inode usage of every target
@@ -16,7 +17,21 @@ import (
 // owns a file on a large file system.
 
 func init() {
-	register("quota", false, newQuotaCollector)
+	registerLustre("quota", false, lustre.Quota, []string{
+		"osd-*.*.quota_slave.acct_user", "osd-*.*.quota_slave.acct_group", "osd-*.*.quota_slave.acct_project",
+		"qmt.*.*.glb-usr", "qmt.*.*.glb-grp", "qmt.*.*.glb-prj"},
+		func(param string) bool {
+			_, _, _, ok := quotaSlaveParam(param)
+			if !ok {
+				_, _, _, _, ok = qmtParam(param)
+			}
+			return ok
+		},
+		func(snap *lustre.Snapshot, ch chan<- prometheus.Metric) {
+			for p := range owned(snap.Quotas, "quota") {
+				sendQuota(ch, p.Name, p.V)
+			}
+		})
 }
 
 var (
@@ -47,58 +62,49 @@ var quotaAccounting = map[string]string{
 	"glb-usr": "user", "glb-grp": "group", "glb-prj": "project",
 }
 
-func newQuotaCollector(env Env) (Collector, error) {
-	c := newSectionCollector(env, "quota",
-		"osd-*.*.quota_slave.acct_user", "osd-*.*.quota_slave.acct_group", "osd-*.*.quota_slave.acct_project",
-		"qmt.*.*.glb-usr", "qmt.*.*.glb-grp", "qmt.*.*.glb-prj")
-	c.parser = func(param string) lctl.SectionParser {
-		if component, target, leaf, ok := osdParam(param); ok {
-			kind, ok := strings.CutPrefix(leaf, "quota_slave.")
-			if accounting := quotaAccounting[kind]; ok && accounting != "" {
-				return quotaListParser(c, param, func(e *lctl.QuotaEntry, id string) {
-					if e.HasUsage {
-						c.emit(gauge(quotaUsedBytesDesc, float64(e.KBytes)*1024, component, target, accounting, id),
-							gauge(quotaUsedInodesDesc, float64(e.Inodes), component, target, accounting, id))
-					}
-				})
-			}
-			return nil
-		}
-		qmt, pool, manager, accounting, ok := qmtParam(param)
-		if !ok {
-			return nil
-		}
-		descs := quotaLimitDescs[manager]
-		scale := 1.0
-		if manager == "dt" {
-			scale = 1024
-		}
-		return quotaListParser(c, param, func(e *lctl.QuotaEntry, id string) {
-			if e.HasLimits {
-				c.emit(gauge(descs[0], float64(e.Hard)*scale, qmt, pool, accounting, id),
-					gauge(descs[1], float64(e.Soft)*scale, qmt, pool, accounting, id),
-					gauge(descs[2], float64(e.Granted)*scale, qmt, pool, accounting, id))
-			}
-		})
+// quotaSlaveParam recognizes "osd-<fstype>.<target>.quota_slave.acct_<type>".
+func quotaSlaveParam(param string) (component, target, accounting string, ok bool) {
+	component, target, leaf, ok := osdParam(param)
+	if !ok {
+		return "", "", "", false
 	}
-	return c, nil
+	kind, ok := strings.CutPrefix(leaf, "quota_slave.")
+	accounting = quotaAccounting[kind]
+	return component, target, accounting, ok && accounting != ""
 }
 
-// quotaParser hands each id of a list to emit once, and reports lines it
-// could not read.
-func quotaListParser(c *sectionCollector, param string, emit func(e *lctl.QuotaEntry, id string)) lctl.SectionParser {
-	seen := map[uint64]bool{}
-	return lctl.NewQuotaParser(func(e *lctl.QuotaEntry) {
-		if seen[e.ID] {
-			return
+// sendQuota sends the usage (quota slaves) or the limits (quota master) of
+// every id of one list.
+func sendQuota(ch chan<- prometheus.Metric, param string, entries []lctl.QuotaEntry) {
+	if component, target, accounting, ok := quotaSlaveParam(param); ok {
+		for i := range entries {
+			e := &entries[i]
+			if e.HasUsage {
+				id := strconv.FormatUint(e.ID, 10)
+				ch <- gauge(quotaUsedBytesDesc, float64(e.KBytes)*1024, component, target, accounting, id)
+				ch <- gauge(quotaUsedInodesDesc, float64(e.Inodes), component, target, accounting, id)
+			}
 		}
-		seen[e.ID] = true
-		emit(e, strconv.FormatUint(e.ID, 10))
-	}, func(malformed int, complete bool) {
-		if malformed > 0 {
-			c.bad(param, "malformed lines", malformed)
+		return
+	}
+	qmt, pool, manager, accounting, ok := qmtParam(param)
+	if !ok {
+		return
+	}
+	descs := quotaLimitDescs[manager]
+	scale := 1.0
+	if manager == "dt" {
+		scale = 1024
+	}
+	for i := range entries {
+		e := &entries[i]
+		if e.HasLimits {
+			id := strconv.FormatUint(e.ID, 10)
+			ch <- gauge(descs[0], float64(e.Hard)*scale, qmt, pool, accounting, id)
+			ch <- gauge(descs[1], float64(e.Soft)*scale, qmt, pool, accounting, id)
+			ch <- gauge(descs[2], float64(e.Granted)*scale, qmt, pool, accounting, id)
 		}
-	})
+	}
 }
 
 // qmtParam recognizes "qmt.<fs>-QMT0000.<pool>.glb-<type>". The pool part

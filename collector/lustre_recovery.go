@@ -4,13 +4,24 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
 )
 
 // The recovery collector: recovery_status of every OST and MDT, the state a
 // target is in after a restart or failover and how its clients came back.
 
 func init() {
-	register("recovery", true, newRecoveryCollector)
+	registerLustre("recovery", true, lustre.Recovery, []string{"obdfilter.*.recovery_status", "mdt.*.recovery_status"},
+		func(param string) bool {
+			component, _, leaf, ok := obdParam(param)
+			return ok && leaf == "recovery_status" && component != "mgs"
+		},
+		func(snap *lustre.Snapshot, ch chan<- prometheus.Metric) {
+			for p := range owned(snap.Recovery, "recovery") {
+				component, target, _, _ := obdParam(p.Name)
+				sendRecovery(ch, &p.V, component, target)
+			}
+		})
 }
 
 var (
@@ -36,27 +47,7 @@ var (
 		"When the last recovery started, in Unix seconds (recovery_start).", recoveryLabels, nil)
 )
 
-func newRecoveryCollector(env Env) (Collector, error) {
-	c := newSectionCollector(env, "recovery", "obdfilter.*.recovery_status", "mdt.*.recovery_status")
-	c.parser = func(param string) lctl.SectionParser {
-		component, target, leaf, ok := obdParam(param)
-		if !ok || leaf != "recovery_status" || component == "mgs" {
-			return nil
-		}
-		return lctl.NewRecoveryParser(func(r *lctl.Recovery, complete bool) {
-			if r.Malformed > 0 {
-				c.bad(param, "malformed lines", r.Malformed)
-			}
-			if !complete {
-				return
-			}
-			emitRecovery(c, r, component, target)
-		})
-	}
-	return c, nil
-}
-
-func emitRecovery(c *sectionCollector, r *lctl.Recovery, component, target string) {
+func sendRecovery(ch chan<- prometheus.Metric, r *lctl.Recovery, component, target string) {
 	if r.Has&lctl.RecStatus != 0 {
 		known := false
 		for _, s := range lctl.RecoveryStatuses {
@@ -64,10 +55,10 @@ func emitRecovery(c *sectionCollector, r *lctl.Recovery, component, target strin
 			if s == r.Status {
 				v, known = 1, true
 			}
-			c.emit(gauge(recoveryStatusDesc, v, component, target, s))
+			ch <- gauge(recoveryStatusDesc, v, component, target, s)
 		}
 		if !known {
-			c.emit(gauge(recoveryStatusDesc, 1, component, target, r.Status))
+			ch <- gauge(recoveryStatusDesc, 1, component, target, r.Status)
 		}
 	}
 	for _, f := range []struct {
@@ -85,7 +76,7 @@ func emitRecovery(c *sectionCollector, r *lctl.Recovery, component, target strin
 		{lctl.RecStart, recoveryStartDesc, r.Start},
 	} {
 		if r.Has&f.bit != 0 {
-			c.emit(gauge(f.desc, f.v, component, target))
+			ch <- gauge(f.desc, f.v, component, target)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustre"
 )
 
 // The collectors of Lustre's stats tables (lprocfs counters: "name N
@@ -24,40 +25,28 @@ import (
 // prints a start_time (2.14-ddn, 2.15+).
 
 func init() {
-	register("ost_stats", true, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "ost_stats", targetStatsShape, func(param string) ([]string, bool) {
-			component, target, leaf, ok := obdParam(param)
-			return []string{component, target}, ok && component == "ost" && leaf == "stats"
-		}, "obdfilter.*.stats"), nil
-	})
-	register("mdt_stats", true, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "mdt_stats", targetStatsShape, func(param string) ([]string, bool) {
-			component, target, leaf, ok := obdParam(param)
-			return []string{component, target}, ok && component == "mdt" && leaf == "md_stats"
-		}, "mdt.*.md_stats"), nil
-	})
-	register("llite", true, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "llite", targetStatsShape, func(param string) ([]string, bool) {
-			prefix, mount, leaf, ok := lctl.DeviceParam(param)
-			return []string{"client", mount}, ok && prefix == "llite" && leaf == "stats"
-		}, "llite.*.stats"), nil
-	})
-	register("osd_stats", true, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "osd_stats", osdStatsShape, func(param string) ([]string, bool) {
-			component, target, leaf, ok := osdParam(param)
-			return []string{component, target}, ok && leaf == "stats"
-		}, "osd-*.*.stats"), nil
-	})
-	register("service_stats", true, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "service_stats", serviceStatsShape, serviceParam,
-			"ost.OSS.*.stats", "mds.MDS.*.stats", "ldlm.services.*.stats", "mgs.MGS.mgs.stats"), nil
-	})
-	register("export_stats", false, func(env Env) (Collector, error) {
-		return newStatsCollector(env, "export_stats", exportStatsShape, func(param string) ([]string, bool) {
-			component, target, nid, leaf, ok := lctl.ExportParam(param)
-			return []string{component, target, nid}, ok && leaf == "stats"
-		}, "obdfilter.*.exports.*.stats", "mdt.*.exports.*.stats", "mgs.MGS.exports.*.stats"), nil
-	})
+	registerStats("ost_stats", true, targetStatsShape, func(param string) ([]string, bool) {
+		component, target, leaf, ok := obdParam(param)
+		return []string{component, target}, ok && component == "ost" && leaf == "stats"
+	}, "obdfilter.*.stats")
+	registerStats("mdt_stats", true, targetStatsShape, func(param string) ([]string, bool) {
+		component, target, leaf, ok := obdParam(param)
+		return []string{component, target}, ok && component == "mdt" && leaf == "md_stats"
+	}, "mdt.*.md_stats")
+	registerStats("llite", true, targetStatsShape, func(param string) ([]string, bool) {
+		prefix, mount, leaf, ok := lctl.DeviceParam(param)
+		return []string{"client", mount}, ok && prefix == "llite" && leaf == "stats"
+	}, "llite.*.stats")
+	registerStats("osd_stats", true, osdStatsShape, func(param string) ([]string, bool) {
+		component, target, leaf, ok := osdParam(param)
+		return []string{component, target}, ok && leaf == "stats"
+	}, "osd-*.*.stats")
+	registerStats("service_stats", true, serviceStatsShape, serviceParam,
+		"ost.OSS.*.stats", "mds.MDS.*.stats", "ldlm.services.*.stats", "mgs.MGS.mgs.stats")
+	registerStats("export_stats", false, exportStatsShape, func(param string) ([]string, bool) {
+		component, target, nid, leaf, ok := lctl.ExportParam(param)
+		return []string{component, target, nid}, ok && leaf == "stats"
+	}, "obdfilter.*.exports.*.stats", "mdt.*.exports.*.stats", "mgs.MGS.exports.*.stats")
 }
 
 // serviceParam recognizes "ost.OSS.<service>.stats", "mds.MDS.<service>.stats",
@@ -150,54 +139,45 @@ var (
 	}
 )
 
-func newStatsCollector(env Env, name string, shape *statsShape, match func(param string) ([]string, bool), patterns ...string) *sectionCollector {
-	c := newSectionCollector(env, name, patterns...)
-	c.parser = func(param string) lctl.SectionParser {
-		labels, ok := match(param)
-		if !ok {
-			return nil
-		}
-		return lctl.NewStatsParser(func(sec *lctl.StatsSection, complete bool) {
-			if sec.Malformed > 0 {
-				c.bad(param, "malformed lines", sec.Malformed)
-			}
-			if complete {
-				emitStats(c, shape, sec, labels)
+// registerStats registers a collector of stats tables: match tells its
+// parameters and their label values.
+func registerStats(name string, defaultEnabled bool, shape *statsShape, match func(param string) ([]string, bool), patterns ...string) {
+	registerLustre(name, defaultEnabled, lustre.Stats, patterns,
+		func(param string) bool { _, ok := match(param); return ok },
+		func(snap *lustre.Snapshot, ch chan<- prometheus.Metric) {
+			for p := range owned(snap.Stats, name) {
+				labels, _ := match(p.Name)
+				sendStats(ch, shape, &p.V, labels)
 			}
 		})
-	}
-	return c
 }
 
-// emitStats turns a stats table into metrics. A counter printed twice
-// (damaged output) counts once, the first time.
-func emitStats(c *sectionCollector, shape *statsShape, sec *lctl.StatsSection, labels []string) {
+// sendStats turns a stats table into metrics.
+func sendStats(ch chan<- prometheus.Metric, shape *statsShape, sec *lctl.StatsSection, labels []string) {
 	createdAt := created(sec.StartTime, sec.SnapshotTime)
 	withOp := func(op string) []string {
 		return append(labels[:len(labels):len(labels)], op)
 	}
 	for i := range sec.Stats {
 		st := &sec.Stats[i]
-		if repeated(sec.Stats[:i], st.Name) {
-			continue
-		}
 		if shape.readWrite && (st.Name == "read_bytes" || st.Name == "write_bytes") {
 			samples, bytes, min, max := readSamplesDesc, readBytesDesc, readMinDesc, readMaxDesc
 			if st.Name == "write_bytes" {
 				samples, bytes, min, max = writeSamplesDesc, writeBytesDesc, writeMinDesc, writeMaxDesc
 			}
-			c.emit(counter(samples, float64(st.Samples), createdAt, labels...))
+			ch <- counter(samples, float64(st.Samples), createdAt, labels...)
 			if st.HasSum {
-				c.emit(counter(bytes, float64(max0(st.Sum)), createdAt, labels...))
+				ch <- counter(bytes, float64(max0(st.Sum)), createdAt, labels...)
 				if st.Samples > 0 {
-					c.emit(gauge(min, float64(max0(st.Min)), labels...), gauge(max, float64(max0(st.Max)), labels...))
+					ch <- gauge(min, float64(max0(st.Min)), labels...)
+					ch <- gauge(max, float64(max0(st.Max)), labels...)
 				}
 			}
 			continue
 		}
 		opLabels := withOp(st.Name)
 		if shape.samples != nil {
-			c.emit(counter(shape.samples, float64(st.Samples), createdAt, opLabels...))
+			ch <- counter(shape.samples, float64(st.Samples), createdAt, opLabels...)
 		}
 		if !st.HasSum {
 			continue
@@ -205,30 +185,21 @@ func emitStats(c *sectionCollector, shape *statsShape, sec *lctl.StatsSection, l
 		sum := float64(max0(st.Sum))
 		var desc *prometheus.Desc
 		switch st.Unit {
-		case lctl.StatUnitUsecs:
+		case lctl.UnitUsecs:
 			desc, sum = shape.seconds, sum/1e6
-		case lctl.StatUnitSecs:
+		case lctl.UnitSecs:
 			desc = shape.seconds
-		case lctl.StatUnitBytes:
+		case lctl.UnitBytes:
 			desc = shape.bytes
-		case lctl.StatUnitPages:
+		case lctl.UnitPages:
 			desc = shape.pages
-		case lctl.StatUnitReqs, lctl.StatUnitBufs:
+		case lctl.UnitReqs, lctl.UnitBufs:
 			desc = shape.sum
 		}
 		if desc != nil {
-			c.emit(counter(desc, sum, createdAt, opLabels...))
+			ch <- counter(desc, sum, createdAt, opLabels...)
 		}
 	}
-}
-
-func repeated(before []lctl.Stat, name string) bool {
-	for i := range before {
-		if before[i].Name == name {
-			return true
-		}
-	}
-	return false
 }
 
 // max0 clips Lustre's signed min, max and sum (a counter with no samples

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 func script(t *testing.T, body string) string {
@@ -53,10 +55,10 @@ sleep 60
 	var s summarizer
 	scanErr := Scan(out, "", s.route)
 	closeErr := out.Close()
-	if !errors.Is(scanErr, ErrKilled) {
+	if !errors.Is(scanErr, toolrun.ErrKilled) {
 		t.Fatalf("scan error %v, want ErrKilled", scanErr)
 	}
-	if !errors.Is(closeErr, ErrKilled) {
+	if !errors.Is(closeErr, toolrun.ErrKilled) {
 		t.Errorf("close error %v, want ErrKilled", closeErr)
 	}
 	if took := time.Since(begin); took > 5*time.Second {
@@ -96,7 +98,7 @@ exit 2
 	if err := Scan(out, "", s.route); err != nil {
 		t.Fatalf("scan: %v", err)
 	}
-	var exit *ExitError
+	var exit *toolrun.ExitError
 	if err := out.Close(); !errors.As(err, &exit) || exit.Code != 2 || !strings.Contains(exit.Stderr, "mdt/*/job_stats") {
 		t.Fatalf("close: %v", err)
 	}

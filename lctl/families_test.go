@@ -42,13 +42,13 @@ snapshot_time:            oops
 		t.Errorf("malformed %d, want 1 (the bad snapshot_time)", got.Malformed)
 	}
 	want := []Stat{
-		{Name: "read_bytes", Unit: StatUnitBytes, Samples: 1, Min: 4194304, Max: 4194304, Sum: 4194304, HasSum: true},
-		{Name: "write_bytes", Unit: StatUnitBytes, Samples: 25001, Min: 98304, Max: 4194304, Sum: 104857600000, SumSq: 439803838556274688, HasSum: true, HasSumSq: true},
-		{Name: "ioctl", Unit: StatUnitReqs, Samples: 114},
-		{Name: "open", Unit: StatUnitReqs, Samples: 136},
-		{Name: "req_timeout", Unit: StatUnitSecs, Samples: 219, Min: 1, Max: 15, Sum: 2235, SumSq: 30585, HasSum: true, HasSumSq: true},
-		{Name: "llog_origin_handle_next_block", Unit: StatUnitUsecs, Samples: 119, Min: 13, Max: 11705, Sum: 24977, SumSq: 206872551, HasSum: true, HasSumSq: true},
-		{Name: "statfs", Unit: StatUnitUsecs, Samples: 12, Min: -1, Max: 9, Sum: 20, SumSq: 100, HasSum: true, HasSumSq: true},
+		{Name: "read_bytes", Unit: UnitBytes, Samples: 1, Min: 4194304, Max: 4194304, Sum: 4194304, HasSum: true},
+		{Name: "write_bytes", Unit: UnitBytes, Samples: 25001, Min: 98304, Max: 4194304, Sum: 104857600000, SumSq: 439803838556274688, HasSum: true, HasSumSq: true},
+		{Name: "ioctl", Unit: UnitReqs, Samples: 114},
+		{Name: "open", Unit: UnitReqs, Samples: 136},
+		{Name: "req_timeout", Unit: UnitSecs, Samples: 219, Min: 1, Max: 15, Sum: 2235, SumSq: 30585, HasSum: true, HasSumSq: true},
+		{Name: "llog_origin_handle_next_block", Unit: UnitUsecs, Samples: 119, Min: 13, Max: 11705, Sum: 24977, SumSq: 206872551, HasSum: true, HasSumSq: true},
+		{Name: "statfs", Unit: UnitUsecs, Samples: 12, Min: -1, Max: 9, Sum: 20, SumSq: 100, HasSum: true, HasSumSq: true},
 	}
 	if len(stats) != len(want) {
 		t.Fatalf("%d stats, want %d: %+v", len(stats), len(want), stats)

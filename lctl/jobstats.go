@@ -6,45 +6,6 @@ import (
 	"sync"
 )
 
-// Unit is the unit of an operation's sum.
-type Unit uint8
-
-const (
-	UnitNone  Unit = iota // no unit printed
-	UnitReqs              // a plain count (Lustre ≤ 2.12); no sum
-	UnitUsecs             // latency, microseconds
-	UnitBytes             // bytes moved
-	UnitOther             // anything else Lustre may print
-)
-
-func (u Unit) String() string {
-	switch u {
-	case UnitReqs:
-		return "reqs"
-	case UnitUsecs:
-		return "usecs"
-	case UnitBytes:
-		return "bytes"
-	case UnitOther:
-		return "other"
-	}
-	return ""
-}
-
-func parseUnit(b []byte) Unit {
-	switch string(b) {
-	case "reqs":
-		return UnitReqs
-	case "usecs", "usec":
-		return UnitUsecs
-	case "bytes":
-		return UnitBytes
-	case "":
-		return UnitNone
-	}
-	return UnitOther
-}
-
 // OpStat is one operation of a job entry, e.g.
 // "write_bytes: { samples: 861, unit: bytes, min: 24576, max: 16777216, sum: 11025514496, … }".
 // min, max, sumsq and the histogram are not kept: the exporter only needs

@@ -20,64 +20,10 @@ import (
 // then, for counters that keep them, min, max, sum and (optionally) the sum
 // of squares. Lustre prints min, max and sum signed.
 
-// StatUnit is the bracketed unit of a counter line.
-type StatUnit uint8
-
-const (
-	StatUnitNone  StatUnit = iota // no unit printed
-	StatUnitReqs                  // "reqs" (and the "regs" typo of 2.10 clients): a plain count
-	StatUnitUsecs                 // "usec", "usecs"
-	StatUnitSecs                  // "sec", "secs"
-	StatUnitBytes                 // "bytes"
-	StatUnitPages                 // "pages"
-	StatUnitBufs                  // "bufs"
-	StatUnitOther                 // anything else ("locks", "fake", …)
-)
-
-func (u StatUnit) String() string {
-	switch u {
-	case StatUnitReqs:
-		return "reqs"
-	case StatUnitUsecs:
-		return "usecs"
-	case StatUnitSecs:
-		return "secs"
-	case StatUnitBytes:
-		return "bytes"
-	case StatUnitPages:
-		return "pages"
-	case StatUnitBufs:
-		return "bufs"
-	case StatUnitOther:
-		return "other"
-	}
-	return ""
-}
-
-func parseStatUnit(b []byte) StatUnit {
-	switch string(b) {
-	case "":
-		return StatUnitNone
-	case "reqs", "regs", "req":
-		return StatUnitReqs
-	case "usec", "usecs":
-		return StatUnitUsecs
-	case "sec", "secs":
-		return StatUnitSecs
-	case "bytes":
-		return StatUnitBytes
-	case "pages":
-		return StatUnitPages
-	case "bufs":
-		return StatUnitBufs
-	}
-	return StatUnitOther
-}
-
 // Stat is one counter line.
 type Stat struct {
 	Name    string // interned
-	Unit    StatUnit
+	Unit    Unit
 	Samples uint64
 	// Min, Max and Sum are valid when HasSum is set; SumSq when HasSumSq.
 	Min, Max, Sum int64
@@ -162,7 +108,7 @@ func parseStatLine(name, rest []byte) (Stat, bool) {
 		if len(unit) < 2 || unit[0] != '[' || unit[len(unit)-1] != ']' {
 			return st, false
 		}
-		st.Unit = parseStatUnit(unit[1 : len(unit)-1])
+		st.Unit = parseUnit(unit[1 : len(unit)-1])
 	}
 	var f [4][]byte
 	n := 0

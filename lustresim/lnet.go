@@ -2,7 +2,9 @@ package lustresim
 
 import (
 	"bytes"
+	"context"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -185,4 +187,14 @@ func (l *LNet) statsShow(elapsed float64) []byte {
 		fmt.Fprintf(&b, "    %s: %d\n", kv.k, kv.v)
 	}
 	return b.Bytes()
+}
+
+// StartLnetctl is Lnetctl as a toolrun.StartFunc: what --demo runs instead
+// of lnetctl.
+func StartLnetctl(_ context.Context, args ...string) (io.ReadCloser, error) {
+	out, err := Lnetctl(args...)
+	if err != nil {
+		return nil, err
+	}
+	return io.NopCloser(bytes.NewReader(out)), nil
 }

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 // Config describes a simulated server.
@@ -154,7 +155,7 @@ func (s *Sim) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, e
 		for i, m := range missing {
 			msgs[i] = fmt.Sprintf("error: get_param: param_path '%s': No such file or directory", strings.ReplaceAll(m, ".", "/"))
 		}
-		out.exit = &lctl.ExitError{Code: 2, Stderr: strings.Join(msgs, "; ")}
+		out.exit = &toolrun.ExitError{Code: 2, Stderr: strings.Join(msgs, "; ")}
 	}
 	go func() {
 		w := newWriter(pw)
@@ -175,7 +176,7 @@ func (s *Sim) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, e
 
 type simOutput struct {
 	r    *io.PipeReader
-	exit *lctl.ExitError
+	exit *toolrun.ExitError
 }
 
 func (o *simOutput) Read(p []byte) (int, error) { return o.r.Read(p) }

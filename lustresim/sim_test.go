@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 // entries parses an output into target → raw id → write_bytes sum and
@@ -125,7 +126,7 @@ func TestGetParam(t *testing.T) {
 		t.Fatal(err)
 	}
 	data, _ := io.ReadAll(out)
-	var exit *lctl.ExitError
+	var exit *toolrun.ExitError
 	if err := out.Close(); err == nil || !asExit(err, &exit) || exit.Code != 2 {
 		t.Errorf("close: %v, want an exit error for mdt.*", err)
 	}
@@ -134,8 +135,8 @@ func TestGetParam(t *testing.T) {
 	}
 }
 
-func asExit(err error, target **lctl.ExitError) bool {
-	e, ok := err.(*lctl.ExitError)
+func asExit(err error, target **toolrun.ExitError) bool {
+	e, ok := err.(*toolrun.ExitError)
 	*target = e
 	return ok
 }

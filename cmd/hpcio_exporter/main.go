@@ -39,7 +39,11 @@ func main() {
 	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
 	app.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
 	app.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
-	app.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl.").BoolVar(&opts.demo)
+	app.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
+	app.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
+		Default("lctl").StringVar(&opts.lctlPath)
+	app.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
+		Default("lnetctl").StringVar(&opts.lnetctlPath)
 	collector.RegisterFlags(app)
 
 	promslogConfig := &promslog.Config{}

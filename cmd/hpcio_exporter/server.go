@@ -15,7 +15,9 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/handler"
+	"github.com/hpcio/hpcio_exporter/lctl"
 	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/toolrun"
 )
 
 type serveOptions struct {
@@ -24,13 +26,24 @@ type serveOptions struct {
 	maxRequests            int
 	disableExporterMetrics bool
 	demo                   bool
+	lctlPath, lnetctlPath  string
+}
+
+// lustreTools are what the Lustre collectors run: lctl and lnetctl, or
+// with --demo the simulated server, which needs neither.
+func lustreTools(opts serveOptions) (lctl.Source, toolrun.StartFunc) {
+	if opts.demo {
+		return lustresim.Default(), lustresim.StartLnetctl
+	}
+	return &lctl.Command{Path: opts.lctlPath}, toolrun.Path(opts.lnetctlPath)
 }
 
 func runServer(opts serveOptions, logger *slog.Logger) error {
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
 
-	registry, err := collector.NewRegistry(collector.Env{Logger: logger, Demo: opts.demo})
+	lctlSource, lnetctl := lustreTools(opts)
+	registry, err := collector.NewRegistry(collector.Env{Logger: logger, LctlSource: lctlSource, Lnetctl: lnetctl})
 	if err != nil {
 		return err
 	}

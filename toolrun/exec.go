@@ -1,4 +1,4 @@
-package lctl
+package toolrun
 
 import (
 	"bytes"
@@ -13,26 +13,8 @@ import (
 	"time"
 )
 
-// Source produces `lctl get_param` output for a list of patterns: the real
-// command, or a simulated server.
-type Source interface {
-	// GetParam starts printing the parameters matching patterns. Read
-	// returns io.EOF only when the output is complete; Close releases
-	// the source and reports how it ended.
-	GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error)
-}
-
-// Command runs the lctl binary.
-type Command struct {
-	// Path is the lctl binary, looked up in $PATH when it has no slash.
-	Path string
-	// Args go before "get_param" (e.g. a sudo wrapper's arguments go in
-	// Path and Args: Path "sudo", Args ["-n", "/usr/sbin/lctl"]).
-	Args []string
-}
-
-// ExitError reports an lctl that ran but exited non-zero. Its output is
-// still valid: `lctl get_param a b` exits non-zero when a matches nothing
+// ExitError reports a tool that ran but exited non-zero. Its output may
+// still be valid: `lctl get_param a b` exits non-zero when a matches nothing
 // (an OSS has no mdt.*), and prints b all the same.
 type ExitError struct {
 	Code   int
@@ -50,13 +32,6 @@ func (e *ExitError) Error() string {
 // ErrKilled is returned by Read when the deadline expired and the whole
 // process group was killed: the output is cut short.
 var ErrKilled = errors.New("killed at the scrape deadline")
-
-// GetParam implements Source: it runs `lctl get_param patterns...` with
-// Start.
-func (c *Command) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
-	args := append(append(append([]string(nil), c.Args...), "get_param"), patterns...)
-	return Start(ctx, c.Path, args...)
-}
 
 // Start runs a Lustre tool (lctl, lnetctl) in a process group of its own,
 // and kills the group when ctx expires, so that a wrapper (sudo, a shell)
@@ -168,4 +143,15 @@ func (b *boundedBuffer) firstLines(n int) string {
 		lines = lines[:n]
 	}
 	return strings.Join(lines, "; ")
+}
+
+// StartFunc starts a tool with arguments: Path's Start, or a simulator.
+type StartFunc func(ctx context.Context, args ...string) (io.ReadCloser, error)
+
+// Path returns the StartFunc of the binary at path (looked up in $PATH
+// when it has no slash).
+func Path(path string) StartFunc {
+	return func(ctx context.Context, args ...string) (io.ReadCloser, error) {
+		return Start(ctx, path, args...)
+	}
 }

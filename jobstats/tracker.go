@@ -1,0 +1,370 @@
+package jobstats
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/jobid"
+	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/rates"
+)
+
+// seriesMeta is what the tracker keeps per raw job_id.
+type seriesMeta struct {
+	resolved bool
+	outcome  jobid.Outcome
+}
+
+type (
+	accumulator = rates.Accumulator[Key, seriesMeta]
+	group       = rates.Group[Key, seriesMeta]
+	series      = rates.Series[Key, seriesMeta]
+	identity    = rates.Identity[Key]
+)
+
+// opSlots are the accumulator slots of one operation in one target.
+type opSlots struct {
+	op      string
+	samples int
+	sum     int // -1 when the operation has no sum (unit reqs)
+	unit    lctl.Unit
+}
+
+// target is one job_stats parameter: an OST or MDT.
+type target struct {
+	component, target string
+	// group holds the target's raw series and identities. The accumulator
+	// forgets a group unseen for the TTL (a target failed over to the
+	// partner server); ops and opList index its slots, so they go with it.
+	group    *group
+	ops      map[string]int // op name → index in opList
+	opList   []opSlots
+	trackAll bool // keep every slot's increments (series cap on)
+
+	// Counters since the tracker started; they survive the group.
+	outcomes       [jobid.NumOutcomes]uint64
+	malformedLines uint64
+	duplicates     uint64
+	seenThisRun    bool
+
+	// Summaries of the latest run (cardinality.go).
+	active  int
+	density []Density
+	visible []*identity // identities with series, when capped; nil: all
+	shown   map[*identity]bool
+}
+
+// Tracker keeps the per-job state of one Lustre server across lctl runs.
+// Its methods are called by one run at a time, in the order BeginRun,
+// SetJobIDName and Target (as lctl prints the parameters), EndRun.
+type Tracker struct {
+	logger    *slog.Logger
+	keep      [len(LabelNames)]bool
+	emitZero  bool
+	bucket    bool
+	fixed     *jobid.Format // Config.JobIDName
+	filter    *filter
+	bounds    []float64 // rate density buckets; nil when off
+	maxSeries int
+
+	acc        *accumulator
+	targets    map[string]*target // by parameter name
+	order      []*target
+	format     jobid.Format
+	formatFrom string // flag, lctl or default
+	normalizer *jobid.Normalizer
+	known      *jobid.Known
+	lctlFormat string // jobid_name read in the current run
+	badFormat  string // a jobid_name from lctl already warned about
+}
+
+// New returns a Tracker, or an error naming the setting that is wrong.
+func New(cfg Config) (*Tracker, error) {
+	t := &Tracker{
+		logger:    cfg.Logger,
+		emitZero:  cfg.EmitZero,
+		bucket:    cfg.UntrustedBucket,
+		acc:       rates.New[Key, seriesMeta](cfg.TTL),
+		targets:   map[string]*target{},
+		known:     jobid.NewKnown(),
+		maxSeries: cfg.MaxSeries,
+	}
+	if t.logger == nil {
+		t.logger = slog.New(slog.DiscardHandler)
+	}
+	// Increments per run feed the rate density and the series cap.
+	t.acc.TrackDelta = true
+	switch {
+	case cfg.DensityBase == 1 || cfg.DensityBase < 0:
+		return nil, &ConfigError{"rate-density.base", fmt.Errorf("must be an integer > 1, not %d", cfg.DensityBase)}
+	case cfg.DensityBase > 1:
+		t.bounds = densityBounds(cfg.DensityBase)
+	}
+	if cfg.MaxSeries < 0 {
+		return nil, &ConfigError{"max-series", errors.New("must be >= 0")}
+	}
+	var err error
+	if t.filter, err = newFilter(cfg.Include, cfg.Exclude); err != nil {
+		return nil, err
+	}
+	if t.keep, err = keptLabels(cfg.Labels); err != nil {
+		return nil, err
+	}
+	if cfg.JobIDName != "" {
+		f, err := jobid.ParseFormat(cfg.JobIDName)
+		if err != nil {
+			return nil, &ConfigError{"jobid-name", err}
+		}
+		t.fixed = &f
+	}
+	t.setFormat()
+	return t, nil
+}
+
+// Patterns are the get_param patterns the tracker needs: the job_stats of
+// OSTs and MDTs, and jobid_name unless the format is fixed.
+func (t *Tracker) Patterns() []string {
+	p := []string{"obdfilter.*.job_stats", "mdt.*.job_stats"}
+	if t.fixed == nil {
+		p = append([]string{"jobid_name"}, p...)
+	}
+	return p
+}
+
+// WantsJobIDName reports whether the tracker reads lctl's jobid_name.
+func (t *Tracker) WantsJobIDName() bool { return t.fixed == nil }
+
+// setFormat picks the jobid_name: the configured one, else what lctl
+// reported in this run, else the default. lctl reporting Lustre's own
+// default "%e.%u" means the servers were never told the clients' format;
+// the fallback covers "%e.%u" ids anyway, so the default primary format is
+// kept then.
+func (t *Tracker) setFormat() {
+	format, from := jobid.MustParseFormat(jobid.DefaultFormat), "default"
+	switch {
+	case t.fixed != nil:
+		format, from = *t.fixed, "flag"
+	case t.lctlFormat != "" && t.lctlFormat != jobid.FallbackFormat:
+		f, err := jobid.ParseFormat(t.lctlFormat)
+		if err == nil {
+			format, from = f, "lctl"
+		} else if t.badFormat != t.lctlFormat {
+			t.badFormat = t.lctlFormat
+			t.logger.Warn("ignoring the jobid_name lctl reports", "jobid_name", t.lctlFormat, "err", err)
+		}
+	}
+	if t.normalizer != nil && format.String() == t.format.String() {
+		t.formatFrom = from
+		return
+	}
+	if t.normalizer != nil {
+		t.logger.Info("job_id format changed; ids seen from now on use it", "jobid_name", format.String(), "from", from)
+	}
+	t.format, t.formatFrom = format, from
+	t.normalizer = jobid.NewNormalizer(format)
+}
+
+// BeginRun starts the observations of one lctl run at now.
+func (t *Tracker) BeginRun(now time.Time) {
+	t.acc.BeginRun(now)
+	t.lctlFormat = ""
+	for _, tg := range t.order {
+		tg.seenThisRun = false
+	}
+}
+
+// SetJobIDName takes the value of lctl's jobid_name parameter.
+func (t *Tracker) SetJobIDName(v string) {
+	if t.fixed == nil {
+		t.lctlFormat = strings.TrimSpace(v)
+	}
+}
+
+// Target returns the handler of a job_stats parameter's entries, or nil
+// when param is not one.
+func (t *Tracker) Target(param string) lctl.JobStatsHandler {
+	component, name, ok := lctl.JobStatsParam(param)
+	if !ok {
+		return nil
+	}
+	tg, ok := t.targets[param]
+	if !ok {
+		tg = &target{component: component, target: name, trackAll: t.maxSeries > 0}
+		t.targets[param] = tg
+		t.order = append(t.order, tg)
+	}
+	if g := t.acc.Group(param); g != tg.group {
+		// New, or forgotten since: its slots start over.
+		tg.group, tg.ops, tg.opList, tg.shown = g, map[string]int{}, nil, nil
+	}
+	tg.seenThisRun = true
+	return &targetHandler{t: tg}
+}
+
+// targetHandler feeds one target's entries to the accumulator as lctl
+// prints them.
+type targetHandler struct{ t *target }
+
+func (h *targetHandler) Job(js *lctl.JobStat) {
+	t := h.t
+	g := t.group
+	s, _ := g.Observe(js.JobID, js.StartTime)
+	if s == nil {
+		t.duplicates++
+		return
+	}
+	t.malformedLines += uint64(js.Malformed)
+	for i := range js.Ops {
+		op := &js.Ops[i]
+		slots := t.slotsFor(op)
+		g.Set(s, slots.samples, op.Samples)
+		if slots.sum >= 0 && op.HasSum {
+			g.Set(s, slots.sum, op.Sum)
+		}
+	}
+	if s.Meta.resolved && s.Identity() != nil {
+		t.outcomes[s.Meta.outcome]++
+	}
+}
+
+func (h *targetHandler) End(complete bool, stats lctl.SectionStats) {
+	h.t.group.EndSection(complete)
+	h.t.malformedLines += uint64(stats.Stray)
+}
+
+// slotsFor returns the accumulator slots of an operation, adding them the
+// first time the target prints it. A sum is kept for bytes and latencies.
+func (t *target) slotsFor(op *lctl.OpStat) *opSlots {
+	if i, ok := t.ops[op.Op]; ok {
+		return &t.opList[i]
+	}
+	s := opSlots{op: op.Op, samples: t.group.Slot(op.Op + " samples"), sum: -1, unit: op.Unit}
+	if op.Unit == lctl.UnitBytes || op.Unit == lctl.UnitUsecs {
+		s.sum = t.group.Slot(op.Op + " sum")
+	}
+	// Increments per run: the rate density needs the samples and the
+	// bytes; folding into "_other" under a series cap needs everything.
+	t.group.TrackDelta(s.samples)
+	if s.sum >= 0 && (op.Unit == lctl.UnitBytes || t.trackAll) {
+		t.group.TrackDelta(s.sum)
+	}
+	t.ops[op.Op] = len(t.opList)
+	t.opList = append(t.opList, s)
+	return &t.opList[len(t.opList)-1]
+}
+
+// EndRun closes the run and publishes its View. runErr is the run's
+// failure, exit lctl's non-zero exit after a whole output: with either, a
+// run that met no job_stats parameter says why in View.Err.
+func (t *Tracker) EndRun(runErr, exit error) *View {
+	t.setFormat()
+	t.resolvePending()
+	t.acc.EndRun()
+	t.summarize()
+	seen := 0
+	for _, tg := range t.order {
+		if tg.seenThisRun {
+			seen++
+		}
+	}
+	var err error
+	switch {
+	case runErr != nil || seen > 0:
+	case exit != nil:
+		err = fmt.Errorf("no job_stats in lctl output (is this a Lustre server with jobstats enabled?): %w", exit)
+	default:
+		err = errors.New("no job_stats in lctl output (is this a Lustre server with jobstats enabled?)")
+	}
+	return t.publish(err)
+}
+
+// resolvePending classifies the job_ids first seen in this run (and those
+// discarded earlier that a well-formed id seen since may repair) and
+// attaches them to their identities.
+func (t *Tracker) resolvePending() {
+	type ref struct {
+		t *target
+		s *series
+	}
+	var needContext []ref
+	for _, tg := range t.order {
+		if !tg.seenThisRun {
+			continue
+		}
+		for _, s := range tg.group.Pending() {
+			if s.Meta.resolved && !s.Meta.outcome.NeedsContext() {
+				tg.outcomes[s.Meta.outcome]++ // discarded for good
+				continue
+			}
+			full, outcome := t.normalizer.Normalize([]byte(s.Key), nil)
+			if outcome.NeedsContext() {
+				needContext = append(needContext, ref{tg, s})
+				continue
+			}
+			t.attach(tg, s, full, outcome)
+		}
+	}
+	for _, r := range needContext {
+		full, outcome := t.normalizer.Normalize([]byte(r.s.Key), t.known)
+		t.attach(r.t, r.s, full, outcome)
+	}
+	t.trimKnown()
+}
+
+func (t *Tracker) attach(tg *target, s *series, full jobid.Identity, outcome jobid.Outcome) {
+	s.Meta = seriesMeta{resolved: true, outcome: outcome}
+	tg.outcomes[outcome]++
+	switch {
+	case outcome.Kept() && !t.filter.allows(full):
+		tg.group.Resolve(s, Key{OtherJob}, true)
+	case outcome.Kept():
+		tg.group.Resolve(s, t.project(full), true)
+	case t.bucket:
+		tg.group.Resolve(s, Key{UntrustedJob}, true)
+	}
+	if outcome.Trusted() {
+		t.known.Add(full)
+	}
+}
+
+// trimKnown rebuilds the set of well-formed ids when cleaned-up jobs make
+// up most of it, so that it does not grow with every job ever seen.
+func (t *Tracker) trimKnown() {
+	live := 0
+	for _, tg := range t.order {
+		if tg.group != nil {
+			live += tg.group.Len()
+		}
+	}
+	if t.known.Len() <= 2*live+1000 {
+		return
+	}
+	// Trusted ids normalize the same without context: no need to keep
+	// each one's identity beside its series.
+	t.known = jobid.NewKnown()
+	for _, tg := range t.order {
+		if tg.group == nil {
+			continue
+		}
+		tg.group.EachSeries(func(s *series) {
+			if s.Meta.resolved && s.Meta.outcome.Trusted() {
+				full, _ := t.normalizer.Normalize([]byte(s.Key), nil)
+				t.known.Add(full)
+			}
+		})
+	}
+}
+
+// project blanks the identity labels not kept.
+func (t *Tracker) project(id jobid.Identity) Key {
+	k := Key{id.Job, id.UID, id.GID, id.Node, id.Exe}
+	for i := range k {
+		if !t.keep[i] {
+			k[i] = ""
+		}
+	}
+	return k
+}
