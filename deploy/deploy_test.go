@@ -527,7 +527,7 @@ func exporterFlags(t testing.TB) (flags map[string]bool, collectors []string) {
 		if m[1] != "" {
 			flags["no-"+m[2]] = true
 		}
-		if c, ok := strings.CutPrefix(m[2], "collector."); ok && m[1] != "" && !slices.Contains(collectors, c) {
+		if c, ok := strings.CutPrefix(m[2], "collector."); ok && m[1] != "" && c != "disable-defaults" && !slices.Contains(collectors, c) {
 			collectors = append(collectors, c)
 		}
 	}
@@ -562,11 +562,14 @@ func TestSystemdUnits(t *testing.T) {
 			}
 		}
 	}
-	side := strings.Join(execStart(t, "systemd/hpcio-exporter-sidecar.service"), " ")
+	side := execStart(t, "systemd/hpcio-exporter-sidecar.service")
+	if !slices.Contains(side, "--collector.disable-defaults") {
+		t.Error("sidecar unit: the collectors are left at their defaults (no --collector.disable-defaults)")
+	}
 	for _, c := range collectors {
-		off := strings.Contains(side, "--no-collector."+c)
-		if slices.Contains(sidecarCollectors, c) == off {
-			t.Errorf("sidecar unit: collector %s is %s", c, map[bool]string{true: "off", false: "left at its default"}[off])
+		on := slices.Contains(side, "--collector."+c)
+		if slices.Contains(sidecarCollectors, c) != on {
+			t.Errorf("sidecar unit: collector %s is %s", c, map[bool]string{true: "on", false: "off"}[on])
 		}
 	}
 

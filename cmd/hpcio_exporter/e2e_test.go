@@ -83,8 +83,18 @@ type exporter struct {
 
 func startExporter(t testing.TB, bin string, args ...string) *exporter {
 	t.Helper()
+	return startExporterEnv(t, bin, nil, args...)
+}
+
+// startExporterEnv is startExporter with env ("NAME=value") added to the
+// exporter's environment.
+func startExporterEnv(t testing.TB, bin string, env []string, args ...string) *exporter {
+	t.Helper()
 	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
 	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args...)...)
+	if env != nil {
+		e.cmd.Env = append(os.Environ(), env...)
+	}
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)
