@@ -1,15 +1,20 @@
 package collector
 
 import (
+	"bytes"
+	"context"
 	"log/slog"
 	"math"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
+	"github.com/hpcio/hpcio_exporter/exposition"
 	"github.com/hpcio/hpcio_exporter/lustresim"
 )
 
@@ -90,4 +95,40 @@ func TestChurnJobThroughSimulator(t *testing.T) {
 	if truncatedShown == 0 || truncatedShown == 100 || restarts == 0 {
 		t.Errorf("truncated id printed in %d of 100 outputs: no churn", truncatedShown)
 	}
+}
+
+// Scrapes streaming the per-job families while other scrapes make new
+// runs (go test -race): the families read published views only.
+func TestScrapesDuringRuns(t *testing.T) {
+	onlyCollectors(t, "jobstats", "memory", "ost_stats", "brw_stats")
+	cfg := lustresim.DemoConfig()
+	cfg.Jobs = 40
+	r := newTestRegistry(t, lustresim.New(cfg))
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				s := r.NewScrape(context.Background())
+				reg := prometheus.NewRegistry()
+				reg.MustRegister(s)
+				mfs, err := reg.Gather()
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				var buf bytes.Buffer
+				if err := exposition.WriteResponse(&buf, expfmt.FmtText, mfs, s.Streams()); err != nil {
+					t.Error(err)
+					return
+				}
+				if !strings.Contains(buf.String(), "lustre_job_write_bytes_total{") {
+					t.Error("a scrape without per-job series")
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -1,0 +1,163 @@
+package jobstats
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/lctl"
+)
+
+// run feeds one lctl output to the tracker as the Lustre source does.
+func run(t testing.TB, tr *Tracker, now time.Time, text string) *View {
+	t.Helper()
+	tr.BeginRun(now)
+	err := lctl.Scan(strings.NewReader(text), "", func(param string) lctl.SectionParser {
+		if h := tr.Target(param); h != nil {
+			return lctl.NewJobStatsParser(h)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr.EndRun(nil, nil)
+}
+
+func entry(id string, start float64, write uint64) string {
+	return fmt.Sprintf("- job_id:          \"%s\"\n  snapshot_time:   %.9f secs.nsecs\n  start_time:      %.9f secs.nsecs\n"+
+		"  write_bytes:     { samples: %d, unit: bytes, min: 1, max: 1, sum: %d, sumsq: 0, hist: {  } }\n"+
+		"  getattr:         { samples: %d, unit: usecs, min: 1, max: 1, sum: 7, sumsq: 0 }\n", id, start+100, start, write/4096+1, write, write%5)
+}
+
+func ostText(name string, entries ...string) string {
+	return "obdfilter." + name + ".job_stats=\njob_stats:\n" + strings.Join(entries, "")
+}
+
+// values reads everything a View says, by target and identity.
+func values(v *View) map[string]uint64 {
+	out := map[string]uint64{}
+	for _, t := range v.Targets {
+		out[t.Target+" active"] = uint64(t.Active)
+		for i := range t.Rows {
+			for vals := t.Values(i); vals.Next(); {
+				out[fmt.Sprintf("%s %v %s", t.Target, *t.Rows[i].Key, t.Ops[0].Name)+fmt.Sprint(vals.Slot)] = vals.Value
+			}
+		}
+	}
+	return out
+}
+
+func newTracker(t testing.TB, cfg Config) *Tracker {
+	t.Helper()
+	if cfg.TTL == 0 {
+		cfg.TTL = 15 * time.Minute
+	}
+	if cfg.Labels == nil {
+		cfg.Labels = []string{"jobid", "uid", "node"}
+	}
+	cfg.DensityBase = 10
+	tr, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A published View never changes: the runs after it leave it as it was.
+func TestViewsAreImmutable(t *testing.T) {
+	tr := newTracker(t, Config{})
+	t0 := time.Unix(1_700_000_000, 0)
+	v1 := run(t, tr, t0, ostText("fs-OST0000", entry("1:1:a", 10, 4096), entry("2:1:a", 10, 8192)))
+	before := values(v1)
+	if len(before) < 3 {
+		t.Fatalf("first view: %v", before)
+	}
+	// Counters advance, one id resets, one is new, one is cleaned up.
+	v2 := run(t, tr, t0.Add(30*time.Second), ostText("fs-OST0000", entry("1:1:a", 10, 40960), entry("3:1:a", 10, 4096)))
+	run(t, tr, t0.Add(60*time.Second), ostText("fs-OST0000", entry("1:1:a", 500, 4096)))
+	if after := values(v1); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Errorf("view of run 1 changed:\nbefore %v\nafter  %v", before, after)
+	}
+	if got := values(v2); fmt.Sprint(got) == fmt.Sprint(before) {
+		t.Error("view of run 2 says what run 1 said")
+	}
+}
+
+// A target absent for longer than the TTL (failed over to the partner
+// server) is forgotten with its identities, and read afresh when it comes
+// back; it used to make the run panic.
+func TestTargetForgottenAndBack(t *testing.T) {
+	tr := newTracker(t, Config{TTL: time.Minute})
+	t0 := time.Unix(1_700_000_000, 0)
+	other := ostText("fs-OST0001", entry("9:1:b", 10, 4096))
+	run(t, tr, t0, ostText("fs-OST0000", entry("1:1:a", 10, 4096))+other)
+	var v *View
+	for i := 1; i <= 4; i++ {
+		v = run(t, tr, t0.Add(time.Duration(i)*30*time.Second), other)
+	}
+	if len(v.Targets[0].Rows) != 0 || v.Targets[0].RawSeries != 0 {
+		t.Errorf("forgotten target still has %d rows, %d raw series", len(v.Targets[0].Rows), v.Targets[0].RawSeries)
+	}
+	if v.Targets[0].Outcomes == [len(v.Targets[0].Outcomes)]uint64{} {
+		t.Error("the forgotten target's entry counters were reset")
+	}
+	v = run(t, tr, t0.Add(150*time.Second), ostText("fs-OST0000", entry("1:1:a", 10, 12288))+other)
+	tv := v.Targets[0]
+	if len(tv.Rows) != 1 {
+		t.Fatalf("target back: %d rows", len(tv.Rows))
+	}
+	var write uint64
+	for vals := tv.Values(0); vals.Next(); {
+		if op := tv.Ops[0]; vals.Slot == op.Sum {
+			write = vals.Value
+		}
+	}
+	if tv.Ops[0].Name != "write_bytes" || write != 12288 {
+		t.Errorf("target back: %s = %d, want write_bytes = 12288", tv.Ops[0].Name, write)
+	}
+}
+
+// Scrapes read Views while runs make new ones (go test -race).
+func TestViewsReadDuringRuns(t *testing.T) {
+	tr := newTracker(t, Config{MaxSeries: 5})
+	t0 := time.Unix(1_700_000_000, 0)
+	text := func(i int) string {
+		var e []string
+		for j := range 20 {
+			e = append(e, entry(fmt.Sprintf("%d:1:n%d", j, j%3), 10, uint64((i+1)*(j+1)*4096)))
+		}
+		return ostText("fs-OST0000", e...) + ostText("fs-OST0001", e[:7]...)
+	}
+	views := make(chan *View, 1)
+	views <- run(t, tr, t0, text(0))
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				case v := <-views:
+					views <- v
+					values(v)
+				}
+			}
+		}()
+	}
+	for i := 1; i < 50; i++ {
+		v := run(t, tr, t0.Add(time.Duration(i)*30*time.Second), text(i))
+		select {
+		case <-views:
+		default:
+		}
+		views <- v
+	}
+	close(stop)
+	wg.Wait()
+}
