@@ -3,6 +3,7 @@ package collector
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -124,13 +125,12 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 	return v.Err
 }
 
-// jobColumn is one value of a target's rows in a family: the slot it is
-// in, the operation label and the divisor to base units (1e6 for
-// microseconds).
+// jobColumn is one value of a target's rows in a family: its slot, the
+// operation label and the divisor to base units (1e6 for microseconds).
 type jobColumn struct {
+	slot    int
 	op      string
 	divisor float64
-	wanted  bool
 }
 
 // The per-job families. They are streamed: at tens of thousands of jobs
@@ -174,68 +174,79 @@ func lustreJobFamilies(v *jobstats.View) []exposition.Family {
 	}
 }
 
+// jobRowsPerPart is how many rows of a target one part of a per-job
+// family holds: enough that a part's overhead is nothing, few enough that
+// the parts encoded ahead of the response take little memory.
+const jobRowsPerPart = 1024
+
+// jobPart is a range of one target's rows.
+type jobPart struct {
+	target     *jobstats.TargetView
+	columns    []jobColumn
+	start, end int
+}
+
 // lustreJobFamily builds one streamed counter family. pick returns, for an
 // operation of a target, the slot it contributes and the divisor to base
-// units, or -1; byOp adds the operation label. A row's values come in slot
-// order, which is the order lctl first printed the operations in.
+// units, or -1; byOp adds the operation label. The family is cut into parts
+// of a target's rows, which are encoded concurrently.
 func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*jobstats.Op) (int, float64)) exposition.Family {
+	var parts []jobPart
+	for _, t := range v.Targets {
+		var columns []jobColumn
+		for i := range t.Ops {
+			if slot, divisor := pick(&t.Ops[i]); slot >= 0 {
+				columns = append(columns, jobColumn{slot: slot, op: t.Ops[i].Name, divisor: divisor})
+			}
+		}
+		if len(columns) == 0 {
+			continue
+		}
+		// In slot order, which is the order lctl first printed the
+		// operations in.
+		slices.SortFunc(columns, func(a, b jobColumn) int { return a.slot - b.slot })
+		for start := 0; start < len(t.Rows); start += jobRowsPerPart {
+			parts = append(parts, jobPart{target: t, columns: columns, start: start, end: min(start+jobRowsPerPart, len(t.Rows))})
+		}
+	}
 	return exposition.Family{
-		Name: name, Help: help, Type: exposition.Counter,
-		Write: func(w *exposition.Writer) error {
-			var columns []jobColumn
-			for _, t := range v.Targets {
-				columns = columns[:0]
-				picked := false
-				for i := range t.Ops {
-					slot, divisor := pick(&t.Ops[i])
-					if slot < 0 {
+		Name: name, Help: help, Type: exposition.Counter, Parts: len(parts),
+		WritePart: func(w *exposition.Writer, i int) error {
+			p := &parts[i]
+			t := p.target
+			for r := p.start; r < p.end; r++ {
+				row := &t.Rows[r]
+				vals := t.Values(r)
+				mark := -1
+				for _, col := range p.columns {
+					v, ok := vals.Get(col.slot)
+					if !ok {
 						continue
 					}
-					for len(columns) <= slot {
-						columns = append(columns, jobColumn{})
+					if mark < 0 {
+						w.ResetLabels()
+						w.Label("component", t.Component)
+						w.Label("target", t.Target)
+						for k, l := range row.Key {
+							w.Label(jobstats.LabelNames[k], l)
+						}
+						mark = w.LabelMark()
 					}
-					columns[slot] = jobColumn{op: t.Ops[i].Name, divisor: divisor, wanted: true}
-					picked = true
-				}
-				if !picked {
-					continue
-				}
-				for i := range t.Rows {
-					row := &t.Rows[i]
-					wrote := false
-					var mark int
-					for vals := t.Values(i); vals.Next(); {
-						if vals.Slot >= len(columns) || !columns[vals.Slot].wanted {
-							continue
-						}
-						col := &columns[vals.Slot]
-						if !wrote {
-							w.ResetLabels()
-							w.Label("component", t.Component)
-							w.Label("target", t.Target)
-							for k, l := range row.Key {
-								w.Label(jobstats.LabelNames[k], l)
-							}
-							mark = w.LabelMark()
-							wrote = true
-						}
-						w.TruncateLabels(mark)
-						if byOp {
-							w.Label("operation", col.op)
-						}
-						var err error
-						if col.divisor == 1 {
-							err = w.SampleUint(vals.Value, row.Created)
-						} else {
-							err = w.SampleFloat(float64(vals.Value)/col.divisor, row.Created)
-						}
-						if err != nil {
-							return err
-						}
+					w.TruncateLabels(mark)
+					if byOp {
+						w.Label("operation", col.op)
+					}
+					var err error
+					if col.divisor == 1 {
+						err = w.SampleUint(v, row.Created)
+					} else {
+						err = w.SampleFloat(float64(v)/col.divisor, row.Created)
+					}
+					if err != nil {
+						return err
 					}
 				}
 			}
-			w.ResetLabels()
 			return nil
 		},
 	}

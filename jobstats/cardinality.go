@@ -49,7 +49,7 @@ func (t *Tracker) summarize() {
 	for _, tg := range t.order {
 		tg.active, tg.density, tg.visible = 0, nil, nil
 		if tg.group != nil && !live[tg.group] {
-			tg.group, tg.ops, tg.opList, tg.shown = nil, nil, nil, nil
+			tg.group, tg.ops, tg.opList, tg.byPlace, tg.shown = nil, nil, nil, nil, nil
 		}
 		if tg.group == nil {
 			continue

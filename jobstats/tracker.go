@@ -39,9 +39,13 @@ type target struct {
 	// group holds the target's raw series and identities. The accumulator
 	// forgets a group unseen for the TTL (a target failed over to the
 	// partner server); ops and opList index its slots, so they go with it.
-	group    *group
-	ops      map[string]int // op name → index in opList
-	opList   []opSlots
+	group  *group
+	ops    map[string]int // op name → index in opList
+	opList []opSlots
+	// byPlace maps an operation's place in an entry to its index in
+	// opList, as last seen: Lustre prints the operations of every entry in
+	// the same order, and checking the guess is cheaper than the map.
+	byPlace  []int
 	trackAll bool // keep every slot's increments (series cap on)
 
 	// Counters since the tracker started; they survive the group.
@@ -198,7 +202,7 @@ func (t *Tracker) Target(param string) lctl.JobStatsHandler {
 	}
 	if g := t.acc.Group(param); g != tg.group {
 		// New, or forgotten since: its slots start over.
-		tg.group, tg.ops, tg.opList, tg.shown = g, map[string]int{}, nil, nil
+		tg.group, tg.ops, tg.opList, tg.byPlace, tg.shown = g, map[string]int{}, nil, nil, nil
 	}
 	tg.seenThisRun = true
 	return &targetHandler{t: tg}
@@ -219,7 +223,7 @@ func (h *targetHandler) Job(js *lctl.JobStat) {
 	t.malformedLines += uint64(js.Malformed)
 	for i := range js.Ops {
 		op := &js.Ops[i]
-		slots := t.slotsFor(op)
+		slots := t.slotsFor(op, i)
 		g.Set(s, slots.samples, op.Samples)
 		if slots.sum >= 0 && op.HasSum {
 			g.Set(s, slots.sum, op.Sum)
@@ -235,12 +239,28 @@ func (h *targetHandler) End(complete bool, stats lctl.SectionStats) {
 	h.t.malformedLines += uint64(stats.Stray)
 }
 
-// slotsFor returns the accumulator slots of an operation, adding them the
-// first time the target prints it. A sum is kept for bytes and latencies.
-func (t *target) slotsFor(op *lctl.OpStat) *opSlots {
-	if i, ok := t.ops[op.Op]; ok {
-		return &t.opList[i]
+// slotsFor returns the accumulator slots of the operation at place in an
+// entry, adding them the first time the target prints it. A sum is kept for
+// bytes and latencies.
+func (t *target) slotsFor(op *lctl.OpStat, place int) *opSlots {
+	if place < len(t.byPlace) {
+		if i := t.byPlace[place]; t.opList[i].op == op.Op {
+			return &t.opList[i]
+		}
 	}
+	i, ok := t.ops[op.Op]
+	if !ok {
+		i = t.addOp(op)
+	}
+	if place >= len(t.byPlace) {
+		t.byPlace = append(t.byPlace, make([]int, place+1-len(t.byPlace))...)
+	}
+	t.byPlace[place] = i
+	return &t.opList[i]
+}
+
+// addOp adds the slots of an operation and returns its index in opList.
+func (t *target) addOp(op *lctl.OpStat) int {
 	s := opSlots{op: op.Op, samples: t.group.Slot(op.Op + " samples"), sum: -1, unit: op.Unit}
 	if op.Unit == lctl.UnitBytes || op.Unit == lctl.UnitUsecs {
 		s.sum = t.group.Slot(op.Op + " sum")
@@ -253,7 +273,7 @@ func (t *target) slotsFor(op *lctl.OpStat) *opSlots {
 	}
 	t.ops[op.Op] = len(t.opList)
 	t.opList = append(t.opList, s)
-	return &t.opList[len(t.opList)-1]
+	return len(t.opList) - 1
 }
 
 // EndRun closes the run and publishes its View. runErr is the run's

@@ -42,8 +42,10 @@ func values(v *View) map[string]uint64 {
 	for _, t := range v.Targets {
 		out[t.Target+" active"] = uint64(t.Active)
 		for i := range t.Rows {
-			for vals := t.Values(i); vals.Next(); {
-				out[fmt.Sprintf("%s %v %s", t.Target, *t.Rows[i].Key, t.Ops[0].Name)+fmt.Sprint(vals.Slot)] = vals.Value
+			for slot := range 2 * len(t.Ops) {
+				if v, ok := t.Values(i).Get(slot); ok {
+					out[fmt.Sprintf("%s %v %d", t.Target, *t.Rows[i].Key, slot)] = v
+				}
 			}
 		}
 	}
@@ -109,12 +111,7 @@ func TestTargetForgottenAndBack(t *testing.T) {
 	if len(tv.Rows) != 1 {
 		t.Fatalf("target back: %d rows", len(tv.Rows))
 	}
-	var write uint64
-	for vals := tv.Values(0); vals.Next(); {
-		if op := tv.Ops[0]; vals.Slot == op.Sum {
-			write = vals.Value
-		}
-	}
+	write, _ := tv.Values(0).Get(tv.Ops[0].Sum)
 	if tv.Ops[0].Name != "write_bytes" || write != 12288 {
 		t.Errorf("target back: %s = %d, want write_bytes = 12288", tv.Ops[0].Name, write)
 	}

@@ -1,7 +1,7 @@
 package jobstats
 
 import (
-	"encoding/binary"
+	"math/bits"
 
 	"github.com/hpcio/hpcio_exporter/jobid"
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -38,7 +38,10 @@ type TargetView struct {
 	// them; their slots index the values of Rows.
 	Ops  []Op
 	Rows []Row
-	data []byte // the values of Rows, see Row.Values
+	// The totals of Rows, see Values.
+	words  int // mask words per row
+	masks  []uint64
+	values []uint64
 }
 
 // Op is one job_stats operation of a target.
@@ -59,41 +62,37 @@ type Row struct {
 	// made.
 	Key     *Key
 	Created float64
-	end     uint32 // the end of its values in TargetView.data
+	first   uint32 // index of its first mask word and of its first value
+	value   uint32
 }
 
-// Values returns an iterator over the row's totals, in slot order: zero
-// totals are left out unless the tracker was told to emit them.
+// Values returns the totals of row i.
 func (t *TargetView) Values(i int) Values {
-	start := uint32(0)
-	if i > 0 {
-		start = t.Rows[i-1].end
-	}
-	return Values{b: t.data[start:t.Rows[i].end]}
+	r := &t.Rows[i]
+	return Values{mask: t.masks[r.first : int(r.first)+t.words], values: t.values[r.value:]}
 }
 
-// Values iterates over the totals of one row. Each is stored as two
-// uvarints, slot and value: most identities touch a few of a target's
-// operations, so a row costs tens of bytes instead of eight per slot, and
-// two Views (the one being written, the one being made) fit where one
-// dense copy would.
+// Values are the totals of one row: a bit per slot tells the totals
+// stored, in slot order. Most identities touch a few of a target's
+// operations, so a row costs its non-zero totals instead of eight bytes
+// per slot, and a total is found without decoding the others.
 type Values struct {
-	b []byte
-	// Slot and Value are the current total, after Next returned true.
-	Slot  int
-	Value uint64
+	mask   []uint64
+	values []uint64
 }
 
-// Next moves to the next total.
-func (v *Values) Next() bool {
-	if len(v.b) == 0 {
-		return false
+// Get returns the total of slot, and whether it is stored: a zero total
+// is not, unless the tracker was told to emit zeros.
+func (v Values) Get(slot int) (uint64, bool) {
+	w, bit := slot>>6, uint(slot&63)
+	if w >= len(v.mask) || v.mask[w]&(1<<bit) == 0 {
+		return 0, false
 	}
-	slot, n := binary.Uvarint(v.b)
-	value, m := binary.Uvarint(v.b[n:])
-	v.b = v.b[n+m:]
-	v.Slot, v.Value = int(slot), value
-	return true
+	i := bits.OnesCount64(v.mask[w] & (1<<bit - 1))
+	for _, m := range v.mask[:w] {
+		i += bits.OnesCount64(m)
+	}
+	return v.values[i], true
 }
 
 // publish makes the View of the run just ended.
@@ -126,20 +125,25 @@ func (t *Tracker) publish(err error) *View {
 
 // encodeRows stores the totals of ids in tv.
 func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int) {
-	tv.Rows = make([]Row, 0, len(ids))
-	size := 0
+	tv.words = (slots + 63) / 64
+	tv.Rows = make([]Row, len(ids))
+	tv.masks = make([]uint64, len(ids)*tv.words)
+	n := 0
 	for _, id := range ids {
+		if t.emitZero {
+			n += slots
+			continue
+		}
 		for _, v := range id.Totals {
 			if v != 0 {
-				size += 1 + uvarintLen(v)
+				n++
 			}
 		}
 	}
-	if t.emitZero {
-		size += 2 * len(ids) * slots
-	}
-	data := make([]byte, 0, size)
-	for _, id := range ids {
+	tv.values = make([]uint64, 0, n)
+	for i, id := range ids {
+		first := i * tv.words
+		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, first: uint32(first), value: uint32(len(tv.values))}
 		for slot := range slots {
 			var v uint64
 			if slot < len(id.Totals) {
@@ -148,19 +152,8 @@ func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int) {
 			if v == 0 && !t.emitZero {
 				continue
 			}
-			data = binary.AppendUvarint(data, uint64(slot))
-			data = binary.AppendUvarint(data, v)
+			tv.masks[first+slot>>6] |= 1 << uint(slot&63)
+			tv.values = append(tv.values, v)
 		}
-		tv.Rows = append(tv.Rows, Row{Key: &id.Key, Created: id.Created, end: uint32(len(data))})
 	}
-	tv.data = data
-}
-
-func uvarintLen(v uint64) int {
-	n := 1
-	for v >= 0x80 {
-		v >>= 7
-		n++
-	}
-	return n
 }

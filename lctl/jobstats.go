@@ -78,6 +78,10 @@ type JobStatsParser struct {
 	job   JobStat
 	open  bool // an entry is being read
 	stats SectionStats
+	// names are the operations of the last entries by their place in an
+	// entry: Lustre prints them in the same order for every job, and a
+	// comparison is cheaper than the lookup of internOp.
+	names []string
 }
 
 // NewJobStatsParser returns a parser that hands each entry to h.
@@ -134,7 +138,19 @@ func (p *JobStatsParser) Line(line []byte) {
 			// An unknown scalar key from a newer Lustre: not an operation.
 			return
 		}
-		op, ok := parseOp(key, value)
+		i := len(p.job.Ops)
+		if i >= len(p.names) || string(key) != p.names[i] {
+			name := internOp(key)
+			if name == "" {
+				p.job.Malformed++
+				return
+			}
+			if i >= len(p.names) {
+				p.names = append(p.names, make([]string, i+1-len(p.names))...)
+			}
+			p.names[i] = name
+		}
+		op, ok := parseOp(p.names[i], value)
 		if !ok {
 			p.job.Malformed++
 			return
@@ -257,13 +273,11 @@ func parseUint(b []byte) (uint64, bool) {
 	return v, true
 }
 
-// parseOp reads "{ samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90, hist: { 4K: 1 } }".
-// samples is required; a sum is kept when present.
-func parseOp(name, b []byte) (OpStat, bool) {
-	op := OpStat{Op: internOp(name)}
-	if op.Op == "" {
-		return op, false
-	}
+// parseOp reads "{ samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90, hist: { 4K: 1 } }"
+// for the operation name (interned). samples is required; a sum is kept
+// when present.
+func parseOp(name string, b []byte) (OpStat, bool) {
+	op := OpStat{Op: name}
 	b = b[1:] // '{'
 	haveSamples := false
 	for {

@@ -1,6 +1,7 @@
 package lustre
 
 import (
+	"runtime"
 	"strings"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -23,6 +24,9 @@ func (b *builder) route(param string) lctl.SectionParser {
 			return lctl.NewValueParser(func(v *lctl.Value, _ bool) { jobs.SetJobIDName(string(v.Text)) })
 		}
 		if h := jobs.Target(param); h != nil {
+			if runtime.GOMAXPROCS(0) > 1 {
+				return lctl.NewConcurrentJobStatsParser(h)
+			}
 			return lctl.NewJobStatsParser(h)
 		}
 	}

@@ -52,6 +52,7 @@ func Start(ctx context.Context, path string, args ...string) (io.ReadCloser, err
 	if err != nil {
 		return nil, err
 	}
+	growPipe(stdout)
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", path, err)
 	}

@@ -1,0 +1,109 @@
+package exposition
+
+import (
+	"bufio"
+	"bytes"
+	"runtime"
+	"sync"
+)
+
+// The per-job families are most of a large response, and writing them is
+// most of a scrape after the lctl run. A family that can be cut into parts
+// (Family.Parts) is encoded on every core: parts go to encoders that write
+// them into buffers of their own, and the response gets the buffers in
+// order. Memory stays bounded: at most partsAhead parts are encoded ahead
+// of the one being sent, whatever the family's size.
+
+// partsAhead bounds the parts encoded ahead of the one being written.
+func partsAhead() int { return 2 * runtime.GOMAXPROCS(0) }
+
+// encodedPart is one part's samples, encoded.
+type encodedPart struct {
+	buf     *bytes.Buffer
+	samples bool // it wrote at least one sample
+	err     error
+}
+
+var partBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// writeParts writes the samples of f, part by part, in order.
+func (w *Writer) writeParts(f *Family) error {
+	n := f.Parts
+	workers := min(runtime.GOMAXPROCS(0), n)
+	ahead := partsAhead()
+	results := make([]chan encodedPart, n)
+	for i := range results {
+		results[i] = make(chan encodedPart, 1)
+	}
+	// next hands out part numbers; slots bounds how far ahead they go.
+	var next int
+	var mu sync.Mutex
+	slots := make(chan struct{}, ahead)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pw := &Writer{openMetrics: w.openMetrics, fam: f, famWritten: true}
+			for {
+				select {
+				case slots <- struct{}{}:
+				case <-stop:
+					return
+				}
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n {
+					<-slots
+					return
+				}
+				buf := partBuffers.Get().(*bytes.Buffer)
+				buf.Reset()
+				if pw.bw == nil {
+					pw.bw = bufio.NewWriterSize(buf, 32<<10)
+				} else {
+					pw.bw.Reset(buf)
+				}
+				pw.samples = false
+				err := f.WritePart(pw, i)
+				if ferr := pw.bw.Flush(); err == nil {
+					err = ferr
+				}
+				results[i] <- encodedPart{buf: buf, samples: pw.samples, err: err}
+			}
+		}()
+	}
+	defer func() {
+		close(stop)
+		wg.Wait()
+		for _, r := range results {
+			select {
+			case p := <-r:
+				partBuffers.Put(p.buf)
+			default:
+			}
+		}
+	}()
+	w.fam, w.famWritten = f, false
+	for i := range n {
+		p := <-results[i]
+		<-slots
+		err := p.err
+		if err == nil && p.samples {
+			if !w.famWritten {
+				w.writeHeader()
+				w.famWritten = true
+			}
+			_, err = w.bw.Write(p.buf.Bytes())
+		}
+		partBuffers.Put(p.buf)
+		if err != nil {
+			return err
+		}
+	}
+	w.fam = nil
+	return nil
+}

@@ -1,0 +1,180 @@
+package lctl
+
+import (
+	"bytes"
+	"runtime"
+	"sync"
+)
+
+// A server with tens of thousands of jobs prints hundreds of megabytes of
+// job_stats per scrape, and reading them is most of a scrape. The
+// ConcurrentJobStatsParser reads them on every core: it gathers the lines
+// of a section into chunks, cut only where a "- job_id:" line opens an
+// entry, so that each chunk parses alone exactly as it would in sequence;
+// helpers parse the chunks, and the entries reach the handler in order, on
+// the goroutine that calls Line and End, as JobStatsParser delivers them.
+// The handler need not be safe for concurrent use.
+
+// ConcurrentJobStatsParser is a JobStatsParser that parses on helper
+// goroutines. Memory stays bounded: at most a few chunks are parsed ahead
+// of the entries being delivered.
+type ConcurrentJobStatsParser struct {
+	h         JobStatsHandler
+	chunkSize int
+	ahead     int
+	chunk     []byte // whole lines, each ending in '\n'
+	pending   []chan *jobBatch
+	stats     SectionStats
+}
+
+// NewConcurrentJobStatsParser returns a parser that hands each entry to h
+// in order, as NewJobStatsParser's does, parsing on up to GOMAXPROCS
+// helpers.
+func NewConcurrentJobStatsParser(h JobStatsHandler) *ConcurrentJobStatsParser {
+	return newConcurrentJobStatsParser(h, 128<<10, 2*runtime.GOMAXPROCS(0))
+}
+
+func newConcurrentJobStatsParser(h JobStatsHandler, chunkSize, ahead int) *ConcurrentJobStatsParser {
+	return &ConcurrentJobStatsParser{h: h, chunkSize: chunkSize, ahead: max(ahead, 1)}
+}
+
+// Line implements SectionParser.
+func (p *ConcurrentJobStatsParser) Line(line []byte) {
+	if len(p.chunk) >= p.chunkSize && opensEntry(line) {
+		p.dispatch()
+	}
+	if p.chunk == nil {
+		p.chunk = (*chunkBuffers.Get().(*[]byte))[:0]
+	}
+	p.chunk = append(p.chunk, line...)
+	p.chunk = append(p.chunk, '\n')
+}
+
+// End implements SectionParser.
+func (p *ConcurrentJobStatsParser) End(complete bool) {
+	// The last chunk is parsed here, while the helpers finish the others.
+	last := parseChunk(p.chunk, complete)
+	p.releaseChunk(p.chunk)
+	p.chunk = nil
+	for len(p.pending) > 0 {
+		p.deliverNext()
+	}
+	p.deliver(last)
+	p.h.End(complete, p.stats)
+	p.stats = SectionStats{}
+}
+
+// dispatch hands the chunk gathered so far to a helper, and delivers the
+// entries of the chunks parsed meanwhile.
+func (p *ConcurrentJobStatsParser) dispatch() {
+	chunk := p.chunk
+	p.chunk = nil
+	done := make(chan *jobBatch, 1)
+	p.pending = append(p.pending, done)
+	go func() {
+		// Cut before an entry: the chunk's last entry is whole.
+		done <- parseChunk(chunk, true)
+		p.releaseChunk(chunk)
+	}()
+	for len(p.pending) >= p.ahead {
+		p.deliverNext()
+	}
+	for len(p.pending) > 0 {
+		select {
+		case b := <-p.pending[0]:
+			p.pending = p.pending[1:]
+			p.deliver(b)
+		default:
+			return
+		}
+	}
+}
+
+func (p *ConcurrentJobStatsParser) deliverNext() {
+	b := <-p.pending[0]
+	p.pending[0] = nil
+	p.pending = p.pending[1:]
+	p.deliver(b)
+}
+
+// deliver hands a chunk's entries to the handler.
+func (p *ConcurrentJobStatsParser) deliver(b *jobBatch) {
+	var js JobStat
+	for i := range b.jobs {
+		e := &b.jobs[i]
+		js = JobStat{JobID: b.ids[e.id:e.idEnd], SnapshotTime: e.snapshot, StartTime: e.start,
+			Ops: b.ops[e.op:e.opEnd:e.opEnd], Malformed: e.malformed}
+		p.h.Job(&js)
+	}
+	p.stats.Jobs += b.stats.Jobs
+	p.stats.Stray += b.stats.Stray
+	b.reset()
+	jobBatches.Put(b)
+}
+
+func (p *ConcurrentJobStatsParser) releaseChunk(c []byte) {
+	if c != nil && cap(c) <= 4*p.chunkSize {
+		c = c[:0]
+		chunkBuffers.Put(&c)
+	}
+}
+
+// opensEntry reports whether a line is "- job_id: …", where the sequential
+// parser ends the entry before and starts a new one whatever came before.
+func opensEntry(line []byte) bool {
+	rest := trimLeft(line)
+	if len(rest) == 0 || rest[0] != '-' {
+		return false
+	}
+	key, _, ok := splitKey(trimLeft(rest[1:]))
+	return ok && string(key) == "job_id"
+}
+
+// jobBatch is the parsed entries of a chunk. Entries point into shared
+// arrays, so that a chunk costs a few allocations, not some per entry.
+type jobBatch struct {
+	jobs  []batchJob
+	ids   []byte
+	ops   []OpStat
+	stats SectionStats
+}
+
+type batchJob struct {
+	id, idEnd, op, opEnd int
+	snapshot, start      float64
+	malformed            int
+}
+
+func (b *jobBatch) reset() {
+	b.jobs, b.ids, b.ops, b.stats = b.jobs[:0], b.ids[:0], b.ops[:0], SectionStats{}
+}
+
+// Job implements JobStatsHandler: it keeps a copy of the entry.
+func (b *jobBatch) Job(js *JobStat) {
+	e := batchJob{id: len(b.ids), op: len(b.ops), snapshot: js.SnapshotTime, start: js.StartTime, malformed: js.Malformed}
+	b.ids = append(b.ids, js.JobID...)
+	b.ops = append(b.ops, js.Ops...)
+	e.idEnd, e.opEnd = len(b.ids), len(b.ops)
+	b.jobs = append(b.jobs, e)
+}
+
+// End implements JobStatsHandler.
+func (b *jobBatch) End(_ bool, stats SectionStats) { b.stats = stats }
+
+var (
+	jobBatches   = sync.Pool{New: func() any { return new(jobBatch) }}
+	chunkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 160<<10); return &b }}
+)
+
+// parseChunk parses whole lines with a JobStatsParser of its own.
+func parseChunk(chunk []byte, complete bool) *jobBatch {
+	b := jobBatches.Get().(*jobBatch)
+	p := JobStatsParser{h: b}
+	for len(chunk) > 0 {
+		i := bytes.IndexByte(chunk, '\n')
+		p.Line(chunk[:i])
+		chunk = chunk[i+1:]
+	}
+	p.End(complete)
+	return b
+}
