@@ -267,6 +267,15 @@ func (s *Scrape) Lustre() (*lustre.Snapshot, error) {
 	return s.lustreSnap, s.lustreErr
 }
 
+// Close ends the scrape: nothing reads its snapshots any more, and their
+// memory may go to the next runs. Call it once the response is written.
+func (s *Scrape) Close() {
+	if s.lustreSnap != nil {
+		s.registry.lustre.Release(s.lustreSnap)
+		s.lustreSnap = nil
+	}
+}
+
 // Stream adds families that the handler writes directly to the response
 // after the gathered ones, because materializing them through client_golang
 // would cost too much memory at tens of thousands of jobs. They must only

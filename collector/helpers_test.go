@@ -129,6 +129,7 @@ func scrapeText(t *testing.T, r *Registry, format expfmt.Format) string {
 	if err := exposition.WriteResponse(&buf, format, mfs, s.Streams()); err != nil {
 		t.Fatal(err)
 	}
+	s.Close()
 	return buf.String()
 }
 

@@ -1,6 +1,7 @@
 package collector
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -177,13 +178,14 @@ func lustreJobFamilies(v *jobstats.View) []exposition.Family {
 // jobRowsPerPart is how many rows of a target one part of a per-job
 // family holds: enough that a part's overhead is nothing, few enough that
 // the parts encoded ahead of the response take little memory.
-const jobRowsPerPart = 1024
+const jobRowsPerPart = 256
 
-// jobPart is a range of one target's rows.
-type jobPart struct {
-	target     *jobstats.TargetView
-	columns    []jobColumn
-	start, end int
+// jobTargetParts are the parts of one target in a family: its columns,
+// and the number of the family's parts before its own.
+type jobTargetParts struct {
+	target  *jobstats.TargetView
+	columns []jobColumn
+	first   int
 }
 
 // lustreJobFamily builds one streamed counter family. pick returns, for an
@@ -191,7 +193,8 @@ type jobPart struct {
 // units, or -1; byOp adds the operation label. The family is cut into parts
 // of a target's rows, which are encoded concurrently.
 func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*jobstats.Op) (int, float64)) exposition.Family {
-	var parts []jobPart
+	var targets []jobTargetParts
+	parts := 0
 	for _, t := range v.Targets {
 		var columns []jobColumn
 		for i := range t.Ops {
@@ -199,26 +202,32 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 				columns = append(columns, jobColumn{slot: slot, op: t.Ops[i].Name, divisor: divisor})
 			}
 		}
-		if len(columns) == 0 {
+		if len(columns) == 0 || len(t.Rows) == 0 {
 			continue
 		}
 		// In slot order, which is the order lctl first printed the
 		// operations in.
 		slices.SortFunc(columns, func(a, b jobColumn) int { return a.slot - b.slot })
-		for start := 0; start < len(t.Rows); start += jobRowsPerPart {
-			parts = append(parts, jobPart{target: t, columns: columns, start: start, end: min(start+jobRowsPerPart, len(t.Rows))})
-		}
+		targets = append(targets, jobTargetParts{target: t, columns: columns, first: parts})
+		parts += (len(t.Rows) + jobRowsPerPart - 1) / jobRowsPerPart
 	}
 	return exposition.Family{
-		Name: name, Help: help, Type: exposition.Counter, Parts: len(parts),
-		WritePart: func(w *exposition.Writer, i int) error {
-			p := &parts[i]
-			t := p.target
-			for r := p.start; r < p.end; r++ {
+		Name: name, Help: help, Type: exposition.Counter, Parts: parts,
+		WritePart: func(w *exposition.Writer, part int) error {
+			k, _ := slices.BinarySearchFunc(targets, part, func(tp jobTargetParts, part int) int {
+				return cmp.Compare(tp.first, part)
+			})
+			if k == len(targets) || targets[k].first > part {
+				k--
+			}
+			tp := &targets[k]
+			t := tp.target
+			start := (part - tp.first) * jobRowsPerPart
+			for r := start; r < min(start+jobRowsPerPart, len(t.Rows)); r++ {
 				row := &t.Rows[r]
 				vals := t.Values(r)
 				mark := -1
-				for _, col := range p.columns {
+				for _, col := range tp.columns {
 					v, ok := vals.Get(col.slot)
 					if !ok {
 						continue

@@ -123,6 +123,7 @@ func TestScrapesDuringRuns(t *testing.T) {
 					t.Error(err)
 					return
 				}
+				s.Close()
 				if !strings.Contains(buf.String(), "lustre_job_write_bytes_total{") {
 					t.Error("a scrape without per-job series")
 					return

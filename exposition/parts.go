@@ -26,29 +26,37 @@ type encodedPart struct {
 
 var partBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// partWriters keep the Writers of encoders between families and scrapes,
+// with their buffers.
+var partWriters = sync.Pool{New: func() any { return &Writer{bw: bufio.NewWriterSize(nil, 32<<10)} }}
+
 // writeParts writes the samples of f, part by part, in order.
 func (w *Writer) writeParts(f *Family) error {
 	n := f.Parts
 	workers := min(runtime.GOMAXPROCS(0), n)
 	ahead := partsAhead()
-	results := make([]chan encodedPart, n)
+	// Parts taken and not yet written are at most ahead, consecutive:
+	// part i goes through slot i%ahead.
+	results := make([]chan encodedPart, ahead)
 	for i := range results {
 		results[i] = make(chan encodedPart, 1)
 	}
-	// next hands out part numbers; slots bounds how far ahead they go.
+	// next hands out part numbers; tokens bounds how far ahead they go.
 	var next int
 	var mu sync.Mutex
-	slots := make(chan struct{}, ahead)
+	tokens := make(chan struct{}, ahead)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			pw := &Writer{openMetrics: w.openMetrics, fam: f, famWritten: true}
+			pw := partWriters.Get().(*Writer)
+			defer partWriters.Put(pw)
+			pw.openMetrics, pw.fam, pw.famWritten = w.openMetrics, f, true
 			for {
 				select {
-				case slots <- struct{}{}:
+				case tokens <- struct{}{}:
 				case <-stop:
 					return
 				}
@@ -57,22 +65,20 @@ func (w *Writer) writeParts(f *Family) error {
 				next++
 				mu.Unlock()
 				if i >= n {
-					<-slots
+					<-tokens
 					return
 				}
 				buf := partBuffers.Get().(*bytes.Buffer)
 				buf.Reset()
-				if pw.bw == nil {
-					pw.bw = bufio.NewWriterSize(buf, 32<<10)
-				} else {
-					pw.bw.Reset(buf)
-				}
+				pw.bw.Reset(buf)
 				pw.samples = false
+				pw.ResetLabels()
 				err := f.WritePart(pw, i)
 				if ferr := pw.bw.Flush(); err == nil {
 					err = ferr
 				}
-				results[i] <- encodedPart{buf: buf, samples: pw.samples, err: err}
+				pw.bw.Reset(nil)
+				results[i%ahead] <- encodedPart{buf: buf, samples: pw.samples, err: err}
 			}
 		}()
 	}
@@ -89,8 +95,8 @@ func (w *Writer) writeParts(f *Family) error {
 	}()
 	w.fam, w.famWritten = f, false
 	for i := range n {
-		p := <-results[i]
-		<-slots
+		p := <-results[i%ahead]
+		<-tokens
 		err := p.err
 		if err == nil && p.samples {
 			if !w.famWritten {

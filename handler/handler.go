@@ -89,6 +89,9 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 	}
 	scrape := h.registry.NewScrape(ctx)
+	// After the response is written (deferred calls run last in, first
+	// out: after the gzip stream is closed).
+	defer scrape.Close()
 
 	perScrape := prometheus.NewRegistry()
 	perScrape.MustRegister(scrape)

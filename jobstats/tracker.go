@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/jobid"
@@ -83,6 +84,10 @@ type Tracker struct {
 	known      *jobid.Known
 	lctlFormat string // jobid_name read in the current run
 	badFormat  string // a jobid_name from lctl already warned about
+
+	// spare are arenas of Views no one reads any more (Recycle).
+	spareMu sync.Mutex
+	spare   []*arena
 }
 
 // New returns a Tracker, or an error naming the setting that is wrong.

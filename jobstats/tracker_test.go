@@ -42,8 +42,9 @@ func values(v *View) map[string]uint64 {
 	for _, t := range v.Targets {
 		out[t.Target+" active"] = uint64(t.Active)
 		for i := range t.Rows {
+			vals := t.Values(i)
 			for slot := range 2 * len(t.Ops) {
-				if v, ok := t.Values(i).Get(slot); ok {
+				if v, ok := vals.Get(slot); ok {
 					out[fmt.Sprintf("%s %v %d", t.Target, *t.Rows[i].Key, slot)] = v
 				}
 			}
@@ -111,7 +112,8 @@ func TestTargetForgottenAndBack(t *testing.T) {
 	if len(tv.Rows) != 1 {
 		t.Fatalf("target back: %d rows", len(tv.Rows))
 	}
-	write, _ := tv.Values(0).Get(tv.Ops[0].Sum)
+	vals := tv.Values(0)
+	write, _ := vals.Get(tv.Ops[0].Sum)
 	if tv.Ops[0].Name != "write_bytes" || write != 12288 {
 		t.Errorf("target back: %s = %d, want write_bytes = 12288", tv.Ops[0].Name, write)
 	}
@@ -157,4 +159,39 @@ func TestViewsReadDuringRuns(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// Totals are read back as written, past 64 slots (an MDT of a newer
+// Lustre with many operations) and with zeros kept or left out.
+func TestValuesManySlots(t *testing.T) {
+	for _, emitZero := range []bool{false, true} {
+		tr := newTracker(t, Config{EmitZero: emitZero})
+		var b strings.Builder
+		want := map[string][2]uint64{} // op → samples, sum
+		for j := range 3 {
+			fmt.Fprintf(&b, "- job_id: %d:1:n\n", j)
+			for k := range 70 {
+				samples, sum := uint64((j*k)%5), uint64(j*k*k*1000003)
+				if j == 2 {
+					want[fmt.Sprintf("zzop%d", k)] = [2]uint64{samples, sum}
+				}
+				fmt.Fprintf(&b, "  zzop%d: { samples: %d, unit: usecs, min: 1, max: 1, sum: %d }\n", k, samples, sum)
+			}
+		}
+		v := run(t, tr, time.Unix(1_700_000_000, 0), "mdt.fs-MDT0000.job_stats=\njob_stats:\n"+b.String())
+		tv := v.Targets[0]
+		if len(tv.Rows) != 3 || tv.words != 3 {
+			t.Fatalf("%d rows, %d mask words", len(tv.Rows), tv.words)
+		}
+		vals := tv.Values(2)
+		for _, op := range tv.Ops {
+			w := want[op.Name]
+			for k, slot := range []int{op.Samples, op.Sum} {
+				got, ok := vals.Get(slot)
+				if ok != (w[k] != 0 || emitZero) || got != w[k] {
+					t.Errorf("emit zero %v: %s slot %d = %d, %v; want %d", emitZero, op.Name, slot, got, ok, w[k])
+				}
+			}
+		}
+	}
 }

@@ -1,7 +1,7 @@
 package jobstats
 
 import (
-	"math/bits"
+	"encoding/binary"
 
 	"github.com/hpcio/hpcio_exporter/jobid"
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -20,6 +20,8 @@ type View struct {
 	// Err tells why the run met no job_stats at all (not a Lustre server,
 	// jobstats off); nil when it did, or when the run itself failed.
 	Err error
+
+	arena *arena // the rows and totals of Targets
 }
 
 // TargetView is one OST's or MDT's part of a View.
@@ -39,9 +41,9 @@ type TargetView struct {
 	Ops  []Op
 	Rows []Row
 	// The totals of Rows, see Values.
-	words  int // mask words per row
-	masks  []uint64
-	values []uint64
+	words int // mask words per row
+	masks []uint64
+	data  []byte
 }
 
 // Op is one job_stats operation of a target.
@@ -62,44 +64,150 @@ type Row struct {
 	// made.
 	Key     *Key
 	Created float64
-	first   uint32 // index of its first mask word and of its first value
-	value   uint32
+	data    uint32 // where its totals start in TargetView.data
 }
 
 // Values returns the totals of row i.
 func (t *TargetView) Values(i int) Values {
-	r := &t.Rows[i]
-	return Values{mask: t.masks[r.first : int(r.first)+t.words], values: t.values[r.value:]}
+	first := i * t.words
+	return Values{mask: t.masks[first : first+t.words], data: t.data[t.Rows[i].data:]}
 }
 
-// Values are the totals of one row: a bit per slot tells the totals
-// stored, in slot order. Most identities touch a few of a target's
-// operations, so a row costs its non-zero totals instead of eight bytes
-// per slot, and a total is found without decoding the others.
+// Values are the totals of one row: a bit per slot tells which totals are
+// stored, in slot order, each as a uvarint. Most identities touch a few of
+// a target's operations, and most totals take a few bytes: a row costs
+// tens of bytes instead of eight per slot, and the two Views a server
+// keeps (the published one, the one being written) cost less than the
+// totals they copy.
 type Values struct {
-	mask   []uint64
-	values []uint64
+	mask []uint64
+	data []byte
+	next int // the first slot Get may still be asked for
 }
 
 // Get returns the total of slot, and whether it is stored: a zero total
-// is not, unless the tracker was told to emit zeros.
-func (v Values) Get(slot int) (uint64, bool) {
-	w, bit := slot>>6, uint(slot&63)
-	if w >= len(v.mask) || v.mask[w]&(1<<bit) == 0 {
+// is not, unless the tracker was told to emit zeros. Slots must be asked
+// for in increasing order: Get reads the totals as it goes.
+func (v *Values) Get(slot int) (uint64, bool) {
+	if slot < v.next {
+		panic("jobstats: Values.Get out of order")
+	}
+	// Step over the totals of the slots before it.
+	for w := v.next >> 6; w < len(v.mask) && w <= slot>>6; w++ {
+		m := v.mask[w]
+		if w == v.next>>6 {
+			m &^= 1<<uint(v.next&63) - 1
+		}
+		if w == slot>>6 {
+			m &= 1<<uint(slot&63) - 1
+		}
+		for ; m != 0; m &= m - 1 {
+			v.skip()
+		}
+	}
+	v.next = slot + 1
+	if w := slot >> 6; w >= len(v.mask) || v.mask[w]&(1<<uint(slot&63)) == 0 {
 		return 0, false
 	}
-	i := bits.OnesCount64(v.mask[w] & (1<<bit - 1))
-	for _, m := range v.mask[:w] {
-		i += bits.OnesCount64(m)
+	x, n := binary.Uvarint(v.data)
+	v.data = v.data[n:]
+	return x, true
+}
+
+func (v *Values) skip() {
+	i := 0
+	for v.data[i] >= 0x80 {
+		i++
 	}
-	return v.values[i], true
+	v.data = v.data[i+1:]
+}
+
+// arena holds the rows and totals of every target of a View in three
+// arrays. A View's arena is handed back (Tracker.Recycle) once no scrape
+// reads the View any more, and the next run's View is written into it: at
+// a hundred thousand jobs, a new arena per run is ten megabytes of garbage
+// per scrape, and a heap that grows to twice its size between collections.
+type arena struct {
+	rows  []Row
+	masks []uint64
+	data  []byte
+}
+
+// maxSpareArenas is how many arenas the tracker keeps for reuse: with the
+// published View's, two, which a steady server needs (the published one,
+// and the one being written); a scrape still writing an older View costs a
+// new arena, which the collector takes back.
+const maxSpareArenas = 1
+
+// Recycle hands back the arena of a View no one reads any more, for a
+// later run to reuse. The caller must be sure of that: the View's rows and
+// totals will be overwritten. Views not recycled are simply collected.
+func (t *Tracker) Recycle(v *View) {
+	if v == nil || v.arena == nil {
+		return
+	}
+	a := v.arena
+	v.arena = nil
+	t.spareMu.Lock()
+	if len(t.spare) < maxSpareArenas {
+		t.spare = append(t.spare, a)
+	}
+	t.spareMu.Unlock()
+}
+
+// arenaFor returns an arena that holds rows rows, masks mask words and
+// size bytes of totals: a spare one if one is large enough.
+func (t *Tracker) arenaFor(rows, masks, size int) *arena {
+	t.spareMu.Lock()
+	for i, a := range t.spare {
+		if cap(a.rows) >= rows && cap(a.masks) >= masks && cap(a.data) >= size {
+			t.spare = append(t.spare[:i], t.spare[i+1:]...)
+			t.spareMu.Unlock()
+			a.rows, a.masks, a.data = a.rows[:rows], a.masks[:masks], a.data[:0]
+			clear(a.masks)
+			return a
+		}
+	}
+	t.spareMu.Unlock()
+	// Room to grow: jobs come and go, and an arena a little too small
+	// for the next run would not be reused.
+	grow := func(n int) int { return n + n/8 + 64 }
+	return &arena{rows: make([]Row, rows, grow(rows)), masks: make([]uint64, masks, grow(masks)), data: make([]byte, 0, grow(size))}
 }
 
 // publish makes the View of the run just ended.
 func (t *Tracker) publish(err error) *View {
 	v := &View{Format: t.format.String(), FormatFrom: t.formatFrom, Bounds: t.bounds, Err: err,
 		Targets: make([]*TargetView, 0, len(t.order))}
-	for _, tg := range t.order {
+	// The identities with series of each target, and the space they take.
+	shown := make([][]*identity, len(t.order))
+	var rows, masks, size int
+	for i, tg := range t.order {
+		if tg.group == nil {
+			continue
+		}
+		ids := tg.group.Identities()
+		if tg.visible != nil {
+			ids = tg.visible
+		}
+		shown[i] = ids
+		slots := len(tg.group.SlotNames())
+		rows += len(ids)
+		masks += len(ids) * words(slots)
+		for _, id := range ids {
+			if t.emitZero {
+				size += slots - len(id.Totals) // a zero takes a byte
+			}
+			for _, x := range id.Totals {
+				if x != 0 || t.emitZero {
+					size += uvarintLen(x)
+				}
+			}
+		}
+	}
+	v.arena = t.arenaFor(rows, masks, size)
+	rows, masks = 0, 0
+	for i, tg := range t.order {
 		tv := &TargetView{Component: tg.component, Target: tg.target,
 			Outcomes: tg.outcomes, Malformed: tg.malformedLines, Duplicates: tg.duplicates}
 		v.Targets = append(v.Targets, tv)
@@ -114,36 +222,28 @@ func (t *Tracker) publish(err error) *View {
 		for i, o := range tg.opList {
 			tv.Ops[i] = Op{Name: o.op, Unit: o.unit, Samples: o.samples, Sum: o.sum}
 		}
-		ids := tg.group.Identities()
-		if tg.visible != nil {
-			ids = tg.visible
-		}
-		t.encodeRows(tv, ids, len(tg.group.SlotNames()))
+		slots := len(tg.group.SlotNames())
+		n, w := len(shown[i]), words(slots)
+		tv.words = w
+		tv.Rows = v.arena.rows[rows : rows+n : rows+n]
+		tv.masks = v.arena.masks[masks : masks+n*w : masks+n*w]
+		rows, masks = rows+n, masks+n*w
+		start := len(v.arena.data)
+		v.arena.data = t.encodeRows(tv, shown[i], slots, v.arena.data)
+		tv.data = v.arena.data[start:len(v.arena.data):len(v.arena.data)]
 	}
 	return v
 }
 
-// encodeRows stores the totals of ids in tv.
-func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int) {
-	tv.words = (slots + 63) / 64
-	tv.Rows = make([]Row, len(ids))
-	tv.masks = make([]uint64, len(ids)*tv.words)
-	n := 0
-	for _, id := range ids {
-		if t.emitZero {
-			n += slots
-			continue
-		}
-		for _, v := range id.Totals {
-			if v != 0 {
-				n++
-			}
-		}
-	}
-	tv.values = make([]uint64, 0, n)
+func words(slots int) int { return (slots + 63) / 64 }
+
+// encodeRows writes the rows and masks of ids in tv, and appends their
+// totals to data.
+func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int, data []byte) []byte {
+	start := len(data)
 	for i, id := range ids {
 		first := i * tv.words
-		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, first: uint32(first), value: uint32(len(tv.values))}
+		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, data: uint32(len(data) - start)}
 		for slot := range slots {
 			var v uint64
 			if slot < len(id.Totals) {
@@ -153,7 +253,17 @@ func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int) {
 				continue
 			}
 			tv.masks[first+slot>>6] |= 1 << uint(slot&63)
-			tv.values = append(tv.values, v)
+			data = binary.AppendUvarint(data, v)
 		}
 	}
+	return data
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }

@@ -275,43 +275,53 @@ func parseUint(b []byte) (uint64, bool) {
 
 // parseOp reads "{ samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90, hist: { 4K: 1 } }"
 // for the operation name (interned). samples is required; a sum is kept
-// when present.
+// when present. It walks the line once by index: at 100,000 jobs it runs
+// over a million times a scrape.
 func parseOp(name string, b []byte) (OpStat, bool) {
 	op := OpStat{Op: name}
-	b = b[1:] // '{'
 	haveSamples := false
+	n := len(b)
+	i := 1 // past '{'
 	for {
-		for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == ',') {
-			b = b[1:]
+		for i < n && (b[i] == ' ' || b[i] == '\t' || b[i] == ',') {
+			i++
 		}
-		if len(b) == 0 {
+		if i == n {
 			return op, false // no closing brace: a cut line
 		}
-		if b[0] == '}' {
+		if b[i] == '}' {
 			return op, haveSamples
 		}
-		colon := bytes.IndexByte(b, ':')
-		if colon <= 0 {
+		keyStart := i
+		for i < n && b[i] != ':' {
+			i++
+		}
+		if i == n || i == keyStart {
 			return op, false
 		}
-		key := trimRight(b[:colon])
-		b = trimLeft(b[colon+1:])
-		if len(b) > 0 && b[0] == '{' {
+		keyEnd := i
+		for b[keyEnd-1] == ' ' || b[keyEnd-1] == '\t' {
+			keyEnd--
+		}
+		i++ // ':'
+		for i < n && (b[i] == ' ' || b[i] == '\t') {
+			i++
+		}
+		if i < n && b[i] == '{' {
 			// hist: { 4K: 1, 8K: 2 } — skipped.
-			end := bytes.IndexByte(b, '}')
+			end := bytes.IndexByte(b[i:], '}')
 			if end < 0 {
 				return op, false
 			}
-			b = b[end+1:]
+			i += end + 1
 			continue
 		}
-		end := 0
-		for end < len(b) && b[end] != ',' && b[end] != '}' && b[end] != ' ' && b[end] != '\t' {
-			end++
+		valueStart := i
+		for i < n && b[i] != ',' && b[i] != '}' && b[i] != ' ' && b[i] != '\t' {
+			i++
 		}
-		value := b[:end]
-		b = b[end:]
-		switch string(key) {
+		value := b[valueStart:i]
+		switch string(b[keyStart:keyEnd]) {
 		case "samples":
 			v, ok := parseUint(value)
 			if !ok {

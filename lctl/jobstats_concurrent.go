@@ -137,6 +137,8 @@ type jobBatch struct {
 	ids   []byte
 	ops   []OpStat
 	stats SectionStats
+	// parser is kept with the batch for its slices.
+	parser JobStatsParser
 }
 
 type batchJob struct {
@@ -169,7 +171,9 @@ var (
 // parseChunk parses whole lines with a JobStatsParser of its own.
 func parseChunk(chunk []byte, complete bool) *jobBatch {
 	b := jobBatches.Get().(*jobBatch)
-	p := JobStatsParser{h: b}
+	// A fresh parser but for the capacity of its slices.
+	p := &b.parser
+	*p = JobStatsParser{h: b, job: JobStat{JobID: p.job.JobID[:0], Ops: p.job.Ops[:0]}, names: p.names}
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		p.Line(chunk[:i])

@@ -44,6 +44,8 @@ type Snapshot struct {
 	// Jobs is the per-job state after this run; nil when no one asked
 	// for job_stats.
 	Jobs *jobstats.View
+
+	refs int // see Source.Snapshot and Source.Release; under Source.mu
 }
 
 // Param is one parameter lctl printed, read for the request of Owner.

@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/jobstats"
@@ -83,7 +83,12 @@ type Source struct {
 	jobOwner string
 	runner   *toolrun.Runner[*Snapshot]
 	counts   toolrun.Counts
-	latest   atomic.Pointer[Snapshot]
+
+	// mu guards latest and the references of every snapshot: a snapshot
+	// whose last reference goes hands its job view back to the tracker
+	// (Release), so taking a reference must not race with giving one up.
+	mu     sync.Mutex
+	latest *Snapshot
 
 	// State of the runs, which never overlap.
 	lastErr  string // the latest run's failure, to log a repeated one once
@@ -134,13 +139,36 @@ func (s *Source) Patterns() []string {
 // while under way), waiting as long as ctx allows. With an error, the
 // snapshot is still the best there is: that of a run that failed (holding
 // what it read before), or, when ctx expired first, the latest published
-// one, which may be nil.
+// one, which may be nil. The caller holds a reference to the snapshot,
+// which it gives back with Release once it no longer reads it.
 func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
 	snap, err := s.runner.Do(ctx)
-	if snap == nil {
-		snap = s.latest.Load()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snap == nil || snap.refs == 0 {
+		// None, or one so old that every reference to it went: the
+		// latest, which is newer, will do.
+		snap = s.latest
+	}
+	if snap != nil {
+		snap.refs++
 	}
 	return snap, err
+}
+
+// Release gives back a reference taken by Snapshot. After the last, the
+// snapshot's job view is handed back for reuse: nothing may read it then.
+func (s *Source) Release(snap *Snapshot) {
+	if snap == nil {
+		return
+	}
+	s.mu.Lock()
+	snap.refs--
+	last := snap.refs == 0
+	s.mu.Unlock()
+	if last && s.jobs != nil {
+		s.jobs.Recycle(snap.Jobs)
+	}
 }
 
 // Runs returns the runs so far by result (indexed by toolrun.Result) and
@@ -162,6 +190,7 @@ func (s *Source) run(ctx context.Context) (*Snapshot, error) {
 	}
 	snap := b.snap
 	if s.jobs != nil {
+		s.retireUnread()
 		var exitErr error
 		if exit != nil {
 			exitErr = exit
@@ -177,7 +206,13 @@ func (s *Source) run(ctx context.Context) (*Snapshot, error) {
 		snap.BadInput[owner] = n
 	}
 	s.report(err)
-	s.latest.Store(snap)
+	// The source holds the latest snapshot, for scrapes that cannot wait
+	// for a run of their own.
+	s.mu.Lock()
+	old := s.latest
+	s.latest, snap.refs = snap, 1
+	s.mu.Unlock()
+	s.Release(old)
 	return snap, err
 }
 
@@ -203,6 +238,23 @@ func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, 
 		err = fmt.Errorf("lctl get_param: %w", err)
 	}
 	return result, err, exit
+}
+
+// retireUnread gives up the latest snapshot before the next View is
+// written, when no scrape reads it, so that the next View is written into
+// the arena it frees: a steady server then keeps one copy of its per-job
+// totals, not two. A scrape that gives up waiting meanwhile finds no
+// snapshot instead of the one just retired; it fails as it would anyway.
+func (s *Source) retireUnread() {
+	s.mu.Lock()
+	old := s.latest
+	if old == nil || old.refs != 1 {
+		s.mu.Unlock()
+		return
+	}
+	s.latest, old.refs = nil, 0
+	s.mu.Unlock()
+	s.jobs.Recycle(old.Jobs)
 }
 
 // report logs a run's failure once for all the Lustre collectors it fails,

@@ -73,14 +73,19 @@ type Series[K comparable, M any] struct {
 	Key  string
 	Meta M
 	id   *Identity[K]
-	last []uint64
-	// observed marks slots whose last value is known; a slot never seen
-	// contributes its whole first value.
-	observed []bool
-	start    float64
-	run      uint64
-	restart  bool // start time changed this run: every slot restarted
+	// last holds the latest value of each slot, unseen for a slot never
+	// seen, whose first value counts whole. (A sentinel rather than a
+	// second slice: at a hundred thousand raw series, the slice headers
+	// alone were megabytes.)
+	last    []uint64
+	start   float64
+	run     uint64
+	restart bool // start time changed this run: every slot restarted
 }
+
+// unseen marks a slot of Series.last never seen. No counter reaches it:
+// Set reads a value printed as 2^64−1 as one less.
+const unseen = ^uint64(0)
 
 // Identity is one exported counter set.
 type Identity[K comparable] struct {
@@ -205,11 +210,16 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 	if slot >= len(s.last) {
 		// Sized for every slot the group has: one allocation, no slack.
+		n := len(s.last)
 		s.last = grow(s.last, len(g.slotNames))
-		s.observed = growBool(s.observed, len(g.slotNames))
+		for i := n; i < len(s.last); i++ {
+			s.last[i] = unseen
+		}
 	}
-	prev, seen := s.last[slot], s.observed[slot]
-	s.last[slot], s.observed[slot] = v, true
+	v = min(v, unseen-1)
+	prev := s.last[slot]
+	seen := prev != unseen
+	s.last[slot] = v
 	if s.id == nil {
 		return // pending or discarded: nothing to add to yet
 	}
@@ -281,7 +291,7 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	s.id = id
 	g.touch(id)
 	for slot, v := range s.last {
-		if s.observed[slot] {
+		if v != unseen {
 			g.add(id, slot, v)
 		}
 	}
@@ -388,15 +398,6 @@ func grow(s []uint64, n int) []uint64 {
 		return s[:n]
 	}
 	out := make([]uint64, n)
-	copy(out, s)
-	return out
-}
-
-func growBool(s []bool, n int) []bool {
-	if n <= cap(s) {
-		return s[:n]
-	}
-	out := make([]bool, n)
 	copy(out, s)
 	return out
 }
