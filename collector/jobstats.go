@@ -178,7 +178,7 @@ func lustreJobFamilies(v *jobstats.View) []exposition.Family {
 // jobRowsPerPart is how many rows of a target one part of a per-job
 // family holds: enough that a part's overhead is nothing, few enough that
 // the parts encoded ahead of the response take little memory.
-const jobRowsPerPart = 256
+const jobRowsPerPart = 128
 
 // jobTargetParts are the parts of one target in a family: its columns,
 // and the number of the family's parts before its own.

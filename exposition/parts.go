@@ -15,7 +15,7 @@ import (
 // of the one being sent, whatever the family's size.
 
 // partsAhead bounds the parts encoded ahead of the one being written.
-func partsAhead() int { return 2 * runtime.GOMAXPROCS(0) }
+func partsAhead() int { return runtime.GOMAXPROCS(0) + 1 }
 
 // encodedPart is one part's samples, encoded.
 type encodedPart struct {

@@ -3,10 +3,14 @@ package exposition
 import (
 	"bufio"
 	"io"
+	"sync"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
+
+// responseWriters keep the write buffers of responses between scrapes.
+var responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
 // WriteResponse encodes the gathered families, then the streamed ones,
 // then the OpenMetrics end marker, in format (text 0.0.4 or OpenMetrics).
@@ -16,7 +20,12 @@ func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFa
 	if openMetrics {
 		opts = append(opts, expfmt.WithCreatedLines())
 	}
-	bw := bufio.NewWriterSize(out, 64<<10)
+	bw := responseWriters.Get().(*bufio.Writer)
+	bw.Reset(out)
+	defer func() {
+		bw.Reset(nil)
+		responseWriters.Put(bw)
+	}()
 	enc := expfmt.NewEncoder(bw, format, opts...)
 	for _, mf := range families {
 		if err := enc.Encode(mf); err != nil {

@@ -23,15 +23,19 @@ type ConcurrentJobStatsParser struct {
 	chunkSize int
 	ahead     int
 	chunk     []byte // whole lines, each ending in '\n'
-	pending   []chan *jobBatch
-	stats     SectionStats
+	// results has a slot per chunk that may be in flight: chunk i of the
+	// section goes through slot i%ahead.
+	results []chan *jobBatch
+	sent    int // chunks handed to helpers
+	done    int // chunks delivered
+	stats   SectionStats
 }
 
 // NewConcurrentJobStatsParser returns a parser that hands each entry to h
 // in order, as NewJobStatsParser's does, parsing on up to GOMAXPROCS
 // helpers.
 func NewConcurrentJobStatsParser(h JobStatsHandler) *ConcurrentJobStatsParser {
-	return newConcurrentJobStatsParser(h, 128<<10, 2*runtime.GOMAXPROCS(0))
+	return newConcurrentJobStatsParser(h, 64<<10, runtime.GOMAXPROCS(0)+1)
 }
 
 func newConcurrentJobStatsParser(h JobStatsHandler, chunkSize, ahead int) *ConcurrentJobStatsParser {
@@ -56,7 +60,7 @@ func (p *ConcurrentJobStatsParser) End(complete bool) {
 	last := parseChunk(p.chunk, complete)
 	p.releaseChunk(p.chunk)
 	p.chunk = nil
-	for len(p.pending) > 0 {
+	for p.done < p.sent {
 		p.deliverNext()
 	}
 	p.deliver(last)
@@ -67,22 +71,27 @@ func (p *ConcurrentJobStatsParser) End(complete bool) {
 // dispatch hands the chunk gathered so far to a helper, and delivers the
 // entries of the chunks parsed meanwhile.
 func (p *ConcurrentJobStatsParser) dispatch() {
-	chunk := p.chunk
-	p.chunk = nil
-	done := make(chan *jobBatch, 1)
-	p.pending = append(p.pending, done)
-	go func() {
-		// Cut before an entry: the chunk's last entry is whole.
-		done <- parseChunk(chunk, true)
-		p.releaseChunk(chunk)
-	}()
-	for len(p.pending) >= p.ahead {
+	if p.results == nil {
+		p.results = make([]chan *jobBatch, p.ahead)
+		for i := range p.results {
+			p.results[i] = make(chan *jobBatch, 1)
+		}
+	}
+	for p.sent-p.done >= p.ahead {
 		p.deliverNext()
 	}
-	for len(p.pending) > 0 {
+	chunk, slot := p.chunk, p.results[p.sent%p.ahead]
+	p.chunk = nil
+	p.sent++
+	go func() {
+		// Cut before an entry: the chunk's last entry is whole.
+		slot <- parseChunk(chunk, true)
+		p.releaseChunk(chunk)
+	}()
+	for p.done < p.sent {
 		select {
-		case b := <-p.pending[0]:
-			p.pending = p.pending[1:]
+		case b := <-p.results[p.done%p.ahead]:
+			p.done++
 			p.deliver(b)
 		default:
 			return
@@ -91,9 +100,8 @@ func (p *ConcurrentJobStatsParser) dispatch() {
 }
 
 func (p *ConcurrentJobStatsParser) deliverNext() {
-	b := <-p.pending[0]
-	p.pending[0] = nil
-	p.pending = p.pending[1:]
+	b := <-p.results[p.done%p.ahead]
+	p.done++
 	p.deliver(b)
 }
 
@@ -165,7 +173,7 @@ func (b *jobBatch) End(_ bool, stats SectionStats) { b.stats = stats }
 
 var (
 	jobBatches   = sync.Pool{New: func() any { return new(jobBatch) }}
-	chunkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 160<<10); return &b }}
+	chunkBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 80<<10); return &b }}
 )
 
 // parseChunk parses whole lines with a JobStatsParser of its own.

@@ -107,7 +107,7 @@ func TestConcurrentJobStatsBounded(t *testing.T) {
 		for i := range 10000 {
 			p.Line([]byte(fmt.Sprintf("- job_id: %d", i)))
 			p.Line([]byte("  write_bytes: { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }"))
-			if got := len(p.pending); got > 2 {
+			if got := p.sent - p.done; got > 2 {
 				t.Errorf("%d chunks in flight, bound 2", got)
 				return
 			}

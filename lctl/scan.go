@@ -14,6 +14,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"sync"
 )
 
 // A SectionParser consumes the body of one parameter.
@@ -30,6 +31,10 @@ type SectionParser interface {
 // A Router returns the parser for a parameter, or nil to skip its body.
 type Router func(param string) SectionParser
 
+// scanReaders keep the large read buffers of Scan between runs: a scrape
+// would otherwise leave one behind as garbage.
+var scanReaders = sync.Pool{New: func() any { return bufio.NewReaderSize(nil, 256<<10) }}
+
 // maxLine bounds a single line. Job stats lines are a few hundred bytes;
 // a longer line is cut, and the parser sees its first maxLine bytes.
 const maxLine = 1 << 20
@@ -40,7 +45,12 @@ const maxLine = 1 << 20
 // -n`); an empty unnamed skips it. The error is that of r; the last open
 // section is ended as complete only when r ended cleanly.
 func Scan(r io.Reader, unnamed string, route Router) error {
-	br := bufio.NewReaderSize(r, 256<<10)
+	br := scanReaders.Get().(*bufio.Reader)
+	br.Reset(r)
+	defer func() {
+		br.Reset(nil)
+		scanReaders.Put(br)
+	}()
 	var (
 		current SectionParser
 		long    []byte // a line longer than the reader's buffer
