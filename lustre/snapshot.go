@@ -13,7 +13,8 @@ import (
 // scrape may take as long as it likes over it.
 //
 // Only parameters read whole are in it: a section cut short (a killed lctl)
-// is left out rather than exported half. Values printed twice in one
+// is left out rather than exported half; of a quota list cut short, the ids
+// read whole are kept, each standing alone. Values printed twice in one
 // section (damaged output) count once, the first time.
 type Snapshot struct {
 	// Time is when the run started; Duration how long it took, parsing
