@@ -220,10 +220,18 @@ type targetHandler struct{ t *target }
 func (h *targetHandler) Job(js *lctl.JobStat) {
 	t := h.t
 	g := t.group
-	s, _ := g.Observe(js.JobID, js.StartTime)
+	s, first := g.Observe(js.JobID, js.StartTime)
 	if s == nil {
 		t.duplicates++
 		return
+	}
+	if first {
+		// Room for its non-zero values: one allocation for the series.
+		n := 0
+		for i := range js.Ops {
+			n += boolInt(js.Ops[i].Samples != 0) + boolInt(js.Ops[i].Sum != 0)
+		}
+		s.Reserve(n)
 	}
 	t.malformedLines += uint64(js.Malformed)
 	for i := range js.Ops {
@@ -242,6 +250,13 @@ func (h *targetHandler) Job(js *lctl.JobStat) {
 func (h *targetHandler) End(complete bool, stats lctl.SectionStats) {
 	h.t.group.EndSection(complete)
 	h.t.malformedLines += uint64(stats.Stray)
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // slotsFor returns the accumulator slots of the operation at place in an

@@ -196,9 +196,9 @@ func (t *Tracker) publish(err error) *View {
 		masks += len(ids) * words(slots)
 		for _, id := range ids {
 			if t.emitZero {
-				size += slots - len(id.Totals) // a zero takes a byte
+				size += slots - id.Totals.Len() // a zero takes a byte
 			}
-			for _, x := range id.Totals {
+			for _, x := range id.Totals.All() {
 				if x != 0 || t.emitZero {
 					size += uvarintLen(x)
 				}
@@ -244,16 +244,18 @@ func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int, data []
 	for i, id := range ids {
 		first := i * tv.words
 		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, data: uint32(len(data) - start)}
-		for slot := range slots {
-			var v uint64
-			if slot < len(id.Totals) {
-				v = id.Totals[slot]
+		if t.emitZero {
+			for slot := range slots {
+				tv.masks[first+slot>>6] |= 1 << uint(slot&63)
+				data = binary.AppendUvarint(data, id.Total(slot))
 			}
-			if v == 0 && !t.emitZero {
-				continue
+			continue
+		}
+		for slot, v := range id.Totals.All() {
+			if v != 0 {
+				tv.masks[first+slot>>6] |= 1 << uint(slot&63)
+				data = binary.AppendUvarint(data, v)
 			}
-			tv.masks[first+slot>>6] |= 1 << uint(slot&63)
-			data = binary.AppendUvarint(data, v)
 		}
 	}
 	return data

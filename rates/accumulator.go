@@ -73,25 +73,20 @@ type Series[K comparable, M any] struct {
 	Key  string
 	Meta M
 	id   *Identity[K]
-	// last holds the latest value of each slot, unseen for a slot never
-	// seen, whose first value counts whole. (A sentinel rather than a
-	// second slice: at a hundred thousand raw series, the slice headers
-	// alone were megabytes.)
-	last    []uint64
+	// last holds the latest value of each slot seen but zero; a slot
+	// without one counts its next value whole, as a zero would.
+	last    Vector
 	start   float64
 	run     uint64
 	restart bool // start time changed this run: every slot restarted
 }
 
-// unseen marks a slot of Series.last never seen. No counter reaches it:
-// Set reads a value printed as 2^64−1 as one less.
-const unseen = ^uint64(0)
-
 // Identity is one exported counter set.
 type Identity[K comparable] struct {
 	Key K
-	// Totals are the monotonic counters, one per slot of the group.
-	Totals []uint64
+	// Totals are the monotonic counters, by slot of the group; a slot
+	// that never counted anything has none.
+	Totals Vector
 	// Delta holds the increments added in the latest run that touched the
 	// identity (DeltaRun), for rates over the last interval, in the order
 	// of the slots given to TrackDelta.
@@ -208,18 +203,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 
 // Set records the value of one slot of s in this run.
 func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
-	if slot >= len(s.last) {
-		// Sized for every slot the group has: one allocation, no slack.
-		n := len(s.last)
-		s.last = grow(s.last, len(g.slotNames))
-		for i := n; i < len(s.last); i++ {
-			s.last[i] = unseen
-		}
-	}
-	v = min(v, unseen-1)
-	prev := s.last[slot]
-	seen := prev != unseen
-	s.last[slot] = v
+	prev, seen := s.last.Swap(slot, v)
 	if s.id == nil {
 		return // pending or discarded: nothing to add to yet
 	}
@@ -234,10 +218,7 @@ func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 }
 
 func (g *Group[K, M]) add(id *Identity[K], slot int, d uint64) {
-	if slot >= len(id.Totals) {
-		id.Totals = grow(id.Totals, len(g.slotNames))
-	}
-	id.Totals[slot] += d
+	id.Totals.Add(slot, d)
 	if di := g.deltaIndex[slot]; g.acc.TrackDelta && di >= 0 {
 		if id.DeltaRun != g.acc.run {
 			clear(id.Delta)
@@ -290,10 +271,11 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	}
 	s.id = id
 	g.touch(id)
-	for slot, v := range s.last {
-		if v != unseen {
-			g.add(id, slot, v)
-		}
+	if id.Totals.Len() == 0 {
+		id.Totals.Reserve(s.last.Len())
+	}
+	for slot, v := range s.last.All() {
+		g.add(id, slot, v)
 	}
 	return id
 }
@@ -326,6 +308,16 @@ func (id *Identity[K]) RunDelta(run uint64) []uint64 {
 		return nil
 	}
 	return id.Delta
+}
+
+// Reserve makes room for n slots in the series, so that its first values
+// take one allocation.
+func (s *Series[K, M]) Reserve(n int) { s.last.Reserve(n) }
+
+// Total returns the identity's total of slot.
+func (id *Identity[K]) Total(slot int) uint64 {
+	v, _ := id.Totals.Get(slot)
+	return v
 }
 
 // Identity returns the identity a series feeds, nil if none.

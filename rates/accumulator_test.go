@@ -121,7 +121,7 @@ func checkProperty(t *testing.T, seed uint64, withStart bool) {
 			want[e.identity] += e.truth()
 		}
 		for _, id := range g.Identities() {
-			got := id.Totals[slot]
+			got := id.Total(slot)
 			if got < prevTotals[id.Key] {
 				t.Fatalf("step %d: identity %d went down from %d to %d", step, id.Key, prevTotals[id.Key], got)
 			}
@@ -147,7 +147,7 @@ func TestResetRule(t *testing.T) {
 		}
 		g.EndSection(true)
 		acc.EndRun()
-		return g.Identities()[0].Totals[0]
+		return g.Identities()[0].Total(0)
 	}
 	steps := []struct {
 		v     uint64
@@ -216,7 +216,7 @@ func TestLateResolve(t *testing.T) {
 		}
 		acc.EndRun()
 	}
-	if got := g.Identities()[0].Totals[0]; got != 40 {
+	if got := g.Identities()[0].Total(0); got != 40 {
 		t.Fatalf("total %d, want 40", got)
 	}
 }
