@@ -107,11 +107,13 @@ func ParseMemused(r io.Reader) (Value, error) {
 	return parseNumber(line), err
 }
 
-// firstLine returns the first non-blank line of r.
+// firstLine returns the first non-blank line of r, without its blanks.
 func firstLine(r io.Reader) (string, error) {
 	lines, err := readLines(r)
-	if len(lines) == 0 {
-		return "", err
+	for _, l := range lines {
+		if l = strings.TrimSpace(l); l != "" {
+			return l, err
+		}
 	}
-	return lines[0].text, err
+	return "", err
 }

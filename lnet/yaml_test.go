@@ -56,11 +56,17 @@ func TestLNetReader(t *testing.T) {
 		{"key spellings", "Health_Value: 1\nno-route: 2\n  local   NI(s)  : 3\n", "{health value=1, no route=2}"},
 		{"garbage and comments", "# c\n---\na: 1\nnot a key\n  deeper under a scalar: 2\nb:\n  c: 3\n...\n", "{a=1, b={c=3}}"},
 		{"garbage between items", "l:\n  - 1\n  oops\n  - 2\n", "{l=[1, 2]}"},
-		{"empty values", "a:\nb:\n  - \n  -\nc: {}\n", "{a=, b=[, ], c={}}"},
+		{"empty values", "a:\nb:\n  - \n  -\nc: {}\n", "{a=, b=[, ], c=}"},
 		{"nested items", "l:\n  - - a\n    - b\n  - c\n", "{l=[[a, b], c]}"},
-		{"CRLF and tabs", "a:\r\n\tb: 1\r\n", "{a={b=1}}"},
+		{"CRLF", "a:\r\n  b: 1\r\n", "{a={b=1}}"},
+		// Tabs are not YAML indentation (lnetctl indents with spaces): the
+		// line is damage, and costs itself.
+		{"tab", "a:\n\tb: 1\nc: 2\n", "{a=, c=2}"},
+		{"cut last line", "a:\n  b: 1\n  c: \"2", "{a={b=1}}"},
 		{"top-level list", "- x\n- y\n", "{[x, y]}"},
-		{"dedent to an unknown column", "a:\n    b: 1\n  c: 2\n    d: 3\ne: 4\n", "{a={b=1}, e=4}"},
+		// Lines at a column no block opens are damage: each costs the
+		// line the parser stops at.
+		{"dedent to an unknown column", "a:\n    b: 1\n  c: 2\n    d: 3\ne: 4\n", "{a={c=2}, e=4}"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root, err := readTree(strings.NewReader(c.in))
