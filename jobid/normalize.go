@@ -11,6 +11,8 @@ import (
 // without %j such as the login nodes' "%e.%u". It starts with an
 // underscore, which no batch system's job id does, and never changes, so
 // the traffic of processes outside any job adds up under one stable value.
+// The Darshan sidecar gives it to logs made outside a batch job, so that
+// the two join.
 const SyntheticJob = "_nojob"
 
 // Identity is what a job_id says about its origin. PIDs are not kept: a

@@ -6,17 +6,15 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-)
 
-// NoJob is the jobid of a log made outside a batch job, as the Lustre
-// jobstats collector names traffic without a job (README "Job identities").
-const NoJob = "_nojob"
+	"github.com/hpcio/hpcio_exporter/jobid"
+)
 
 // Identity is what the series of a job are labelled with. Several logs
 // share an identity — the steps of a batch job, the runs of one program
 // outside jobs — and are exported as one job, their counters summed.
 type Identity struct {
-	JobID string // the batch job id in decimal, or NoJob
+	JobID string // the batch job id in decimal, or jobid.SyntheticJob
 	UID   string
 	Exe   string // the executable's base name; "" without --darshan.exe-label
 }
@@ -31,17 +29,17 @@ func (id Identity) less(o Identity) bool {
 	return id.Exe < o.Exe
 }
 
-// jobID returns the jobid label of a log: its job id in decimal, or NoJob
+// jobID returns the jobid label of a log: its job id in decimal, or jobid.SyntheticJob
 // when it has none. darshan-runtime records the process id when it finds
 // no batch job id in the environment, and names its logs
 // <user>_<exe>_id<jobid>-<pid>_<month>-<day>-<seconds>-<hash>_<n>.darshan;
 // a log so named whose job id equals its pid was made outside a job.
 func jobID(id int64, path string) string {
 	if id <= 0 {
-		return NoJob
+		return jobid.SyntheticJob
 	}
 	if j, p, ok := namedIDs(filepath.Base(path)); ok && j == p && j == id {
-		return NoJob
+		return jobid.SyntheticJob
 	}
 	return strconv.FormatInt(id, 10)
 }

@@ -1,10 +1,11 @@
 package logwatch
 
 import (
-	"encoding/binary"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/hpcio/hpcio_exporter/jobid"
 )
 
 func TestJobID(t *testing.T) {
@@ -15,12 +16,12 @@ func TestJobID(t *testing.T) {
 	}{
 		{11317854, "/d/2026/1/2/alice_solver_id11317854-4242_1-2-300-17417065676046418211_1.darshan", "11317854"},
 		// darshan-runtime fell back to the pid: outside a batch job
-		{19136, "/d/0_threads_id19136-19136_11-21-77822-13668241026959423735_1.darshan", NoJob},
+		{19136, "/d/0_threads_id19136-19136_11-21-77822-13668241026959423735_1.darshan", jobid.SyntheticJob},
 		// the same ids but another log's name: a job id that is its pid is rare, not impossible
 		{19136, "/d/custom.darshan", "19136"},
 		{19136, "/d/0_threads_id19136-19136_x.darshan", "19136"},
-		{0, "/d/a.darshan", NoJob},
-		{-5, "/d/a.darshan", NoJob},
+		{0, "/d/a.darshan", jobid.SyntheticJob},
+		{-5, "/d/a.darshan", jobid.SyntheticJob},
 		// the name's ids disagree with the log: trust the log
 		{7, "/d/u_e_id8-8_1-1-1-1_1.darshan", "7"},
 		{8, "/d/my_id_tool_id8-9_1-1-1-1_1.darshan", "8"},
@@ -57,7 +58,7 @@ func FuzzIdentity(f *testing.F) {
 	f.Add(int64(99), "_id99-99_-1--1_1.darshan", "/\xff\xfe")
 	f.Fuzz(func(t *testing.T, id int64, name, cmd string) {
 		j := jobID(id, "/d/"+name)
-		if j != NoJob && (j == "" || strings.ContainsAny(j, "/ ")) {
+		if j != jobid.SyntheticJob && (j == "" || strings.ContainsAny(j, "/ ")) {
 			t.Fatalf("jobid %q", j)
 		}
 		e := exeName(cmd)
@@ -65,55 +66,4 @@ func FuzzIdentity(f *testing.F) {
 			t.Fatalf("exe %q from %q", e, cmd)
 		}
 	})
-}
-
-// FuzzParseEvents: a buffer of inotify events, however cut, is parsed
-// within its bounds.
-func FuzzParseEvents(f *testing.F) {
-	ev := make([]byte, 16)
-	binary.NativeEndian.PutUint32(ev[0:], 1)
-	binary.NativeEndian.PutUint32(ev[4:], 0x80)
-	binary.NativeEndian.PutUint32(ev[12:], 16)
-	ev = append(ev, "a.darshan\x00\x00\x00\x00\x00\x00\x00"...)
-	f.Add(ev)
-	f.Add(ev[:20])
-	f.Fuzz(func(t *testing.T, buf []byte) {
-		total := 0
-		parseEvents(buf, func(wd int32, mask uint32, name string) {
-			total += 16 + len(name)
-			if strings.IndexByte(name, 0) >= 0 {
-				t.Fatalf("name %q keeps a NUL", name)
-			}
-		})
-		if total > len(buf) {
-			t.Fatalf("parsed %d bytes of %d", total, len(buf))
-		}
-	})
-}
-
-func TestParseEvents(t *testing.T) {
-	var buf []byte
-	for _, n := range []string{"a.darshan", ""} {
-		ev := make([]byte, 16)
-		binary.NativeEndian.PutUint32(ev[0:], 3)
-		binary.NativeEndian.PutUint32(ev[4:], 8)
-		pad := 0
-		if n != "" {
-			pad = 16
-		}
-		binary.NativeEndian.PutUint32(ev[12:], uint32(pad))
-		name := make([]byte, pad)
-		copy(name, n)
-		buf = append(append(buf, ev...), name...)
-	}
-	var got []string
-	parseEvents(buf, func(wd int32, mask uint32, name string) {
-		if wd != 3 || mask != 8 {
-			t.Errorf("wd %d mask %d", wd, mask)
-		}
-		got = append(got, name)
-	})
-	if len(got) != 2 || got[0] != "a.darshan" || got[1] != "" {
-		t.Errorf("events %q", got)
-	}
 }

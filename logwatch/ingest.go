@@ -8,6 +8,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
+	"github.com/hpcio/hpcio_exporter/dropdir"
 )
 
 // Reasons a log counts as failed (darshan_logs_failed_total{reason}).
@@ -51,74 +52,56 @@ func reasonOf(err error) string {
 	return ReasonIO
 }
 
-// ingest reads one log and records the outcome. Nothing a log holds can
-// stop the sidecar: a bad log is counted, logged and left out.
-func (s *Sidecar) ingest(path string) {
+// Read implements dropdir.Handler: it reads one log and records the
+// outcome. Nothing a log holds can stop the sidecar: a bad log is counted,
+// logged and left out.
+func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 	fi, err := os.Stat(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			s.forget(path) // renamed or removed since it was found
-			return
+			// Renamed or removed since it was found.
+			s.store.remove(path)
+			return nil, dropdir.Done
 		}
-		s.fail(path, nil, err)
-		return
+		return nil, s.fail(path, nil, err)
 	}
 	if fi.Size() == 0 {
-		s.fail(path, fi, darshan.ErrIncomplete) // just created
-		return
+		return fi, s.fail(path, fi, darshan.ErrIncomplete) // just created
 	}
 	l, err := darshan.Open(path)
 	if l == nil {
-		s.fail(path, fi, err)
-		return
+		return fi, s.fail(path, fi, err)
 	}
 	sum := signals.Summarize(l, s.cfg.MaxRecords)
 	cmdline := l.Exe
 	l.Close()
 	if err := errors.Join(err, sum.Err); err != nil {
-		s.fail(path, fi, err)
-		return
+		return fi, s.fail(path, fi, err)
 	}
 	id := Identity{JobID: jobID(sum.JobID, path), UID: strconv.FormatInt(sum.UID, 10)}
 	if s.cfg.ExeLabel {
 		id.Exe = exeName(cmdline)
 	}
 	s.stats.processed(sum)
-	s.setStatus(path, fi, statusDone)
 	switch s.store.add(path, id, sum, cmdline, fi.ModTime(), s.now()) {
 	case duplicate:
 		s.log.Debug("Darshan log is a copy of one already read", "path", path)
 	case alreadyExpired:
 		s.log.Debug("Darshan log ended before the retention window", "path", path)
 	}
-	// A file forgotten while it was being read must not stay exported.
-	s.mu.Lock()
-	_, known := s.files[path]
-	s.mu.Unlock()
-	if !known {
-		s.store.remove(path)
-	}
+	return fi, dropdir.Done
 }
 
 // fail records a log that could not be read. One that looks unfinished
 // (empty, zero header, truncated) and changed within the settle time is
 // being written: it waits and is read again at the next scan or write.
-func (s *Sidecar) fail(path string, fi os.FileInfo, err error) {
+func (s *Sidecar) fail(path string, fi os.FileInfo, err error) dropdir.Status {
 	reason := reasonOf(err)
 	if fi != nil && (reason == ReasonIncomplete || reason == ReasonTruncated) &&
 		s.now().Sub(fi.ModTime()) < s.cfg.Settle {
-		s.setStatus(path, fi, statusWaiting)
-		return
-	}
-	if fi != nil {
-		s.setStatus(path, fi, statusFailed)
-	} else {
-		s.mu.Lock()
-		if st := s.files[path]; st != nil {
-			st.status = statusFailed
-		}
-		s.mu.Unlock()
+		return dropdir.Waiting
 	}
 	s.stats.failed(reason)
 	s.log.Warn("cannot read Darshan log", "path", path, "reason", reason, "err", err)
+	return dropdir.Failed
 }

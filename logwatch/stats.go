@@ -10,14 +10,11 @@ import (
 
 // stats are the counters across all logs.
 type stats struct {
-	mu           sync.Mutex
-	nProcessed   uint64
-	nFailed      map[string]uint64
-	readBytes    map[string]float64 // by module
-	writeBytes   map[string]float64
-	lastScan     time.Time
-	scanDuration time.Duration
-	scans        uint64
+	mu         sync.Mutex
+	nProcessed uint64
+	nFailed    map[string]uint64
+	readBytes  map[string]float64 // by module
+	writeBytes map[string]float64
 }
 
 func newStats() stats {
@@ -38,13 +35,6 @@ func (st *stats) processed(s *signals.Summary) {
 func (st *stats) failed(reason string) {
 	st.mu.Lock()
 	st.nFailed[reason]++
-	st.mu.Unlock()
-}
-
-func (st *stats) scanned(at time.Time, took time.Duration) {
-	st.mu.Lock()
-	st.lastScan, st.scanDuration = at, took
-	st.scans++
 	st.mu.Unlock()
 }
 
@@ -90,7 +80,6 @@ func (s *Sidecar) Snapshot() Snapshot {
 	out.Failed = maps.Clone(s.stats.nFailed)
 	out.ReadBytes = maps.Clone(s.stats.readBytes)
 	out.WriteBytes = maps.Clone(s.stats.writeBytes)
-	out.LastScan, out.ScanDuration, out.Scans = s.stats.lastScan, s.stats.scanDuration, s.stats.scans
 	s.stats.mu.Unlock()
 
 	s.store.mu.Lock()
@@ -98,24 +87,8 @@ func (s *Sidecar) Snapshot() Snapshot {
 	s.store.mu.Unlock()
 	out.RetainedJobs, out.RetainedLogs = s.store.counts()
 
-	now := s.now()
-	s.mu.Lock()
-	out.Waiting = map[string]int{WaitingQueued: len(s.queue) + s.busy}
-	for _, st := range s.files {
-		if st.status == statusWaiting {
-			out.Waiting[WaitingIncomplete]++
-		}
-	}
-	for _, p := range s.partial {
-		// A partial file of a job that crashed stays forever; one older
-		// than the retention window no longer waits for anything.
-		if p.mtime.Add(s.cfg.Retention).After(now) {
-			out.Waiting[WaitingPartial]++
-		}
-	}
-	s.mu.Unlock()
-	if s.notifier != nil {
-		out.InotifyWatches = s.notifier.watches()
-	}
+	w := s.watcher.Stats()
+	out.Waiting = map[string]int{WaitingQueued: w.Queued, WaitingPartial: w.Partial, WaitingIncomplete: w.Incomplete}
+	out.LastScan, out.ScanDuration, out.Scans, out.InotifyWatches = w.LastScan, w.ScanDuration, w.Scans, w.Watches
 	return out
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package logwatch
+package dropdir
 
 import (
 	"context"
@@ -8,17 +8,19 @@ import (
 	"log/slog"
 )
 
-// Without inotify the sidecar finds logs by rescans only.
+// Without inotify the watcher finds files by rescans only.
 
 type notifier struct{}
 
-type notifyEvent struct{}
+type notifyEvent struct {
+	path                                     string
+	overflow, dir, created, written, removed bool
+}
 
 func newNotifier() (*notifier, error) { return nil, errors.New("inotify is Linux only") }
 
-func (*notifier) add(string, *slog.Logger)               {}
+func (*notifier) add(string, *slog.Logger, string)       {}
 func (*notifier) remove(string)                          {}
 func (*notifier) watches() int                           { return 0 }
 func (*notifier) close()                                 {}
 func (*notifier) run(context.Context, func(notifyEvent)) {}
-func (s *Sidecar) event(notifyEvent)                     {}

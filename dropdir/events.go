@@ -1,4 +1,4 @@
-package logwatch
+package dropdir
 
 import (
 	"bytes"

@@ -1,6 +1,6 @@
 //go:build linux
 
-package logwatch
+package dropdir
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func newNotifier() (*notifier, error) {
 
 // add watches dir; failures (the watch limit of
 // fs.inotify.max_user_watches, above all) leave dir to the rescans.
-func (n *notifier) add(dir string, log *slog.Logger) {
+func (n *notifier) add(dir string, log *slog.Logger, what string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if _, ok := n.byDir[dir]; ok {
@@ -48,7 +48,7 @@ func (n *notifier) add(dir string, log *slog.Logger) {
 	if err != nil {
 		if !n.warned {
 			n.warned = true
-			log.Warn("inotify cannot watch a Darshan directory; it is left to the rescans (raise fs.inotify.max_user_watches?)", "dir", dir, "err", err)
+			log.Warn("inotify cannot watch a "+what+" directory; it is left to the rescans (raise fs.inotify.max_user_watches?)", "dir", dir, "err", err)
 		}
 		return
 	}
@@ -78,8 +78,11 @@ func (n *notifier) close() { n.f.Close() }
 // notifyEvent is one inotify event, resolved to a path.
 type notifyEvent struct {
 	path     string
-	mask     uint32
-	overflow bool
+	overflow bool // events were lost: rescan
+	dir      bool // about a directory
+	created  bool // created or moved in
+	written  bool // a file closed after writing, or moved in
+	removed  bool // deleted or moved away
 }
 
 // run reads events until ctx ends or the notifier is closed.
@@ -112,25 +115,11 @@ func (n *notifier) run(ctx context.Context, handle func(notifyEvent)) {
 			if name != "" {
 				path = filepath.Join(dir, name)
 			}
-			handle(notifyEvent{path: path, mask: mask})
+			handle(notifyEvent{path: path,
+				dir:     mask&syscall.IN_ISDIR != 0,
+				created: mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0,
+				written: mask&(syscall.IN_CLOSE_WRITE|syscall.IN_MOVED_TO) != 0,
+				removed: mask&(syscall.IN_MOVED_FROM|syscall.IN_DELETE) != 0})
 		})
-	}
-}
-
-// event acts on one inotify event.
-func (s *Sidecar) event(ev notifyEvent) {
-	switch {
-	case ev.overflow:
-		s.requestScan()
-	case ev.mask&syscall.IN_ISDIR != 0 && ev.mask&(syscall.IN_CREATE|syscall.IN_MOVED_TO) != 0:
-		s.requestScan() // a new day directory: list and watch it
-	case ev.mask&syscall.IN_ISDIR != 0:
-		// a directory removed or moved away: the next scan notices
-	case ev.mask&(syscall.IN_CLOSE_WRITE|syscall.IN_MOVED_TO) != 0:
-		if fi, err := os.Lstat(ev.path); err == nil {
-			s.consider(ev.path, fi, true)
-		}
-	case ev.mask&(syscall.IN_MOVED_FROM|syscall.IN_DELETE) != 0:
-		s.forget(ev.path)
 	}
 }

@@ -1,0 +1,223 @@
+package dropdir
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+)
+
+// maxDepth bounds the directories walked below a drop directory, whatever
+// the links: the YYYY/M/D layout of Darshan is three deep.
+const maxDepth = 32
+
+// scan lists the drop directories, queues new and changed files, forgets
+// files that vanished, retries files being written and lets old ones go.
+func (w *Watcher) scan() {
+	w.scanning.Lock()
+	defer w.scanning.Unlock()
+	begin := time.Now()
+	now := w.now()
+	w.mu.Lock()
+	w.gen++
+	gen := w.gen
+	w.mu.Unlock()
+
+	listed := map[string]bool{} // directories listed in this scan
+	visited := map[fileID]bool{}
+	for _, root := range w.cfg.Dirs {
+		fi, err := os.Stat(root)
+		if err != nil || !fi.IsDir() {
+			w.noteMissing(root, err)
+			continue
+		}
+		w.noteMissing(root, nil)
+		w.walk(filepath.Clean(root), fi, 0, now, gen, listed, visited)
+	}
+
+	// Forget what vanished: files of directories listed now that this scan
+	// did not see, and files of directories that are gone.
+	var gone, retry []string
+	w.mu.Lock()
+	for path, st := range w.files {
+		d := w.dirs[st.dir]
+		switch {
+		case d == nil || d.gen != gen:
+			gone = append(gone, path)
+		case listed[st.dir] && st.gen != gen:
+			gone = append(gone, path)
+		case st.status == statusWaiting:
+			retry = append(retry, path)
+		case w.old(st.mtime, now):
+			// Modified before the retention window: done with. Forgetting
+			// it keeps this map to the files of the window; listed again,
+			// it is known old by its time and not read.
+			delete(w.files, path)
+		}
+	}
+	for path, p := range w.partial {
+		dir := filepath.Dir(path)
+		if d := w.dirs[dir]; d == nil || d.gen != gen || listed[dir] && p.gen != gen || w.old(p.mtime, now) {
+			delete(w.partial, path)
+		}
+	}
+	for dir, d := range w.dirs {
+		if d.gen != gen {
+			delete(w.dirs, dir)
+			if w.notifier != nil {
+				w.notifier.remove(dir)
+			}
+		}
+	}
+	w.mu.Unlock()
+	for _, path := range gone {
+		w.forget(path)
+	}
+	for _, path := range retry {
+		if fi, err := os.Stat(path); err == nil {
+			w.consider(path, fi, true)
+		}
+	}
+	w.mu.Lock()
+	w.lastScan, w.scanTook = now, time.Since(begin)
+	w.scans++
+	w.mu.Unlock()
+	if w.cfg.OnScan != nil {
+		w.cfg.OnScan(now)
+	}
+	w.idleIfIdle()
+}
+
+// walk lists dir, depth levels below its drop directory, and its
+// sub-directories, unless it is an old leaf. Links are followed; a
+// directory already visited in this scan is not listed again.
+func (w *Watcher) walk(dir string, fi os.FileInfo, depth int, now time.Time, gen int, listed map[string]bool, visited map[fileID]bool) {
+	if id, ok := idOf(fi); ok {
+		if visited[id] {
+			return
+		}
+		visited[id] = true
+	}
+	w.mu.Lock()
+	d := w.dirs[dir]
+	if d != nil && d.leaf && d.mtime.Equal(fi.ModTime()) && w.old(fi.ModTime(), now) {
+		d.gen = gen
+		w.mu.Unlock()
+		return
+	}
+	w.mu.Unlock()
+	if w.notifier != nil {
+		// Watch before listing: a file that lands in between is seen by
+		// one or the other.
+		w.notifier.add(dir, w.log, w.what())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		w.log.Warn("cannot list a "+w.what()+" drop directory", "dir", dir, "err", err)
+		// Keep what was known of it rather than forgetting its files.
+		w.mu.Lock()
+		if d != nil {
+			d.gen = gen
+		}
+		w.mu.Unlock()
+		return
+	}
+	leaf := true
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		info, err := e.Info()
+		if err != nil {
+			continue // removed meanwhile
+		}
+		if info.Mode()&os.ModeSymlink != 0 {
+			if info, err = os.Stat(path); err != nil {
+				continue // a dangling link
+			}
+		}
+		if info.IsDir() {
+			leaf = false
+			if (w.cfg.FileDepth <= 0 || depth+1 < w.cfg.FileDepth) && depth+1 <= maxDepth {
+				w.walk(path, info, depth+1, now, gen, listed, visited)
+			}
+			continue
+		}
+		if w.cfg.FileDepth <= 0 || depth+1 == w.cfg.FileDepth {
+			w.consider(path, info, false)
+		}
+	}
+	w.mu.Lock()
+	w.dirs[dir] = &dirState{mtime: fi.ModTime(), depth: depth, leaf: leaf, gen: gen}
+	listed[dir] = true
+	w.mu.Unlock()
+}
+
+// noteMissing logs a drop directory that does not exist (yet), once until
+// it appears.
+func (w *Watcher) noteMissing(root string, err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil {
+		delete(w.missing, root)
+		return
+	}
+	if !w.missing[root] {
+		w.missing[root] = true
+		if errors.Is(err, fs.ErrNotExist) {
+			w.log.Warn(w.what()+" drop directory does not exist (yet); looking again at each rescan", "dir", root)
+		} else {
+			w.log.Warn("cannot read a "+w.what()+" drop directory", "dir", root, "err", err)
+		}
+	}
+}
+
+// List returns, once and without watching, the files of dir that a
+// Watcher with these settings would hand on, following links as it does,
+// sorted. Partial files are left out.
+func List(dir string, fileDepth int, wanted func(name string) bool) ([]string, error) {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, &fs.PathError{Op: "list", Path: dir, Err: errors.New("not a directory")}
+	}
+	var out []string
+	visited := map[fileID]bool{}
+	var walk func(dir string, fi os.FileInfo, depth int)
+	walk = func(dir string, fi os.FileInfo, depth int) {
+		if id, ok := idOf(fi); ok {
+			if visited[id] {
+				return
+			}
+			visited[id] = true
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range entries {
+			path := filepath.Join(dir, e.Name())
+			info, err := os.Stat(path)
+			if err != nil {
+				continue
+			}
+			switch {
+			case info.IsDir():
+				if (fileDepth <= 0 || depth+1 < fileDepth) && depth+1 <= maxDepth {
+					walk(path, info, depth+1)
+				}
+			case info.Mode().IsRegular() && (fileDepth <= 0 || depth+1 == fileDepth) && (wanted == nil || wanted(e.Name())):
+				out = append(out, path)
+			}
+		}
+	}
+	walk(filepath.Clean(dir), fi, 0)
+	sort.Strings(out)
+	return out, nil
+}
+
+func sortFunc(s []string, less func(a, b string) bool) {
+	sort.Slice(s, func(i, j int) bool { return less(s[i], s[j]) })
+}

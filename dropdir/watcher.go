@@ -1,0 +1,497 @@
+// Package dropdir watches drop directories: directories where programs
+// leave files for the exporter (Darshan logs, DaYu stats). It finds the
+// files by inotify where the kernel sees the writes and by a periodic
+// rescan everywhere (drop directories usually live on Lustre or NFS, where
+// inotify sees nothing of other nodes' writes), and hands each new or
+// changed file, once per version (size and modification time), to a
+// Handler in a bounded pool of workers. What the files mean is the
+// Handler's.
+//
+// One policy for everything found:
+//
+//   - Symbolic links are followed, to files and to directories: a site
+//     links drop directories into place. A directory met twice in one
+//     scan (a link loop, or two links to one directory) is listed once.
+//   - Files named by Config.Partial (a program's temporary name, such as
+//     *.darshan_partial) are counted as waiting and never handed on; the
+//     rename to the final name is a new file.
+//   - A file the Handler finds still being written (Waiting) is read again
+//     at every scan and write until the Handler decides; a file read or
+//     failed is read again only when it changes.
+//   - With Config.Retention, files modified before the window are not
+//     opened, and a leaf directory unchanged since it was listed and older
+//     than the window is not listed again, so that a rescan stays cheap on
+//     years of files.
+//   - A file that vanishes, or is renamed away, is Gone.
+package dropdir
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Status is what became of a file version the Handler read.
+type Status int
+
+const (
+	// Done: read. Read again only when it changes.
+	Done Status = iota
+	// Failed: could not be read. Read again only when it changes.
+	Failed
+	// Waiting: still being written. Read again at the next scan or write.
+	Waiting
+)
+
+// Handler reads the files a Watcher finds. Its methods are called from
+// several goroutines at once.
+type Handler interface {
+	// Read reads the file at path and returns the state it read it in
+	// (nil if it could not even be looked at) and what became of it.
+	Read(path string) (os.FileInfo, Status)
+	// Gone tells that a file read before vanished or was renamed away.
+	Gone(path string)
+}
+
+// Config configures a Watcher; zero fields take the defaults below.
+type Config struct {
+	Dirs           []string      // drop directories, searched recursively
+	RescanInterval time.Duration // default 30s
+	Workers        int           // files read at the same time; default 2
+	// FileDepth, when set, takes only files that many levels below a
+	// drop directory (1: its own files; 2: the files of its
+	// sub-directories) and lists no deeper.
+	FileDepth int
+	// Wanted tells the files to hand on by their base name.
+	Wanted func(name string) bool
+	// Partial tells, by base name, the files still being written under a
+	// temporary name: counted as waiting, never handed on.
+	Partial func(name string) bool
+	// Retention, when set: files modified before it are old, see the
+	// package documentation.
+	Retention time.Duration
+	// OnScan runs after each scan, with the time it started.
+	OnScan func(now time.Time)
+	// OnIdle runs when every file found was read: after a scan or a
+	// batch of reads, and after a file is gone.
+	OnIdle func()
+	// What names the files in log messages ("Darshan").
+	What string
+	// NoInotify turns inotify off: rescans only.
+	NoInotify bool
+	Now       func() time.Time
+	Logger    *slog.Logger
+}
+
+// Watcher watches drop directories. Start it with Start, stop it with
+// Close.
+type Watcher struct {
+	cfg Config
+	h   Handler
+	log *slog.Logger
+	now func() time.Time
+
+	mu       sync.Mutex
+	files    map[string]*fileState
+	dirs     map[string]*dirState
+	partial  map[string]*partialFile // partial files, by path
+	queue    []string
+	queued   map[string]bool
+	busy     int
+	idle     *sync.Cond // signalled when the queue empties and no worker is busy
+	gen      int        // scan generation
+	missing  map[string]bool
+	lastScan time.Time
+	scanTook time.Duration
+	scans    uint64
+	scanning sync.Mutex // one scan at a time
+
+	wake     chan struct{} // a file was queued
+	rescan   chan struct{} // a scan is wanted now
+	notifier *notifier
+	ctx      context.Context
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+type fileStatus int
+
+const (
+	statusQueued  fileStatus = iota
+	statusDone               // read (or failed): read again only when it changes
+	statusWaiting            // being written: retried at each scan
+	statusOld                // modified before the retention window: never read
+)
+
+// fileState is what the watcher knows of one file: the size and
+// modification time it was read with, and the outcome.
+type fileState struct {
+	size   int64
+	mtime  time.Time
+	dir    string
+	status fileStatus
+	gen    int // the last scan that saw it
+}
+
+type partialFile struct {
+	mtime time.Time
+	gen   int
+}
+
+// dirState is one directory as last listed.
+type dirState struct {
+	mtime time.Time
+	depth int  // below its drop directory, which is 0
+	leaf  bool // no sub-directories
+	gen   int  // the last scan that listed or skipped it
+}
+
+// Start checks the configuration, starts the workers, the rescans and
+// inotify, and returns at once; the first scan runs in the background.
+func Start(cfg Config, h Handler) (*Watcher, error) {
+	if len(cfg.Dirs) == 0 {
+		return nil, errors.New("no directory to watch")
+	}
+	if cfg.RescanInterval <= 0 {
+		cfg.RescanInterval = 30 * time.Second
+	}
+	if cfg.Workers <= 0 {
+		cfg.Workers = 2
+	}
+	if cfg.Wanted == nil {
+		cfg.Wanted = func(string) bool { return true }
+	}
+	if cfg.Partial == nil {
+		cfg.Partial = func(string) bool { return false }
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	w := &Watcher{cfg: cfg, h: h, log: cfg.Logger, now: cfg.Now,
+		files: map[string]*fileState{}, dirs: map[string]*dirState{}, partial: map[string]*partialFile{},
+		queued: map[string]bool{}, missing: map[string]bool{},
+		wake: make(chan struct{}, 1), rescan: make(chan struct{}, 1)}
+	w.idle = sync.NewCond(&w.mu)
+	w.ctx, w.cancel = context.WithCancel(context.Background())
+	if !cfg.NoInotify {
+		n, err := newNotifier()
+		if err != nil {
+			w.log.Warn("inotify unavailable, finding "+w.what()+" files by rescans only", "err", err)
+		} else {
+			w.notifier = n
+			w.wg.Add(1)
+			go func() { defer w.wg.Done(); n.run(w.ctx, w.event) }()
+		}
+	}
+	for range cfg.Workers {
+		w.wg.Add(1)
+		go func() { defer w.wg.Done(); w.work() }()
+	}
+	w.wg.Add(1)
+	go func() { defer w.wg.Done(); w.scanLoop() }()
+	return w, nil
+}
+
+func (w *Watcher) what() string {
+	if w.cfg.What == "" {
+		return "dropped"
+	}
+	return w.cfg.What
+}
+
+// Close stops the watcher and waits for its goroutines.
+func (w *Watcher) Close() error {
+	w.cancel()
+	if w.notifier != nil {
+		w.notifier.close()
+	}
+	w.mu.Lock()
+	w.idle.Broadcast()
+	w.mu.Unlock()
+	w.wg.Wait()
+	return nil
+}
+
+// Sync scans now and returns when every file found is read (or ctx ends).
+func (w *Watcher) Sync(ctx context.Context) error {
+	w.scan()
+	return w.waitIdle(ctx)
+}
+
+func (w *Watcher) waitIdle(ctx context.Context) error {
+	stop := context.AfterFunc(ctx, func() {
+		w.mu.Lock()
+		w.idle.Broadcast()
+		w.mu.Unlock()
+	})
+	defer stop()
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for len(w.queue) > 0 || w.busy > 0 {
+		if ctx.Err() != nil || w.ctx.Err() != nil {
+			return errors.Join(ctx.Err(), w.ctx.Err())
+		}
+		w.idle.Wait()
+	}
+	return nil
+}
+
+// Stats is the state of the watcher at one moment.
+type Stats struct {
+	Queued     int // files found and not read yet, or being read
+	Partial    int // files under a temporary name (within the retention window)
+	Incomplete int // files the Handler found still being written
+	// LastScan is when the last scan began; zero before the first ends.
+	LastScan     time.Time
+	ScanDuration time.Duration
+	Scans        uint64
+	Watches      int // directories watched with inotify
+	Files        int // files known (read, failed, waiting, queued)
+}
+
+// Stats returns the watcher's state.
+func (w *Watcher) Stats() Stats {
+	now := w.now()
+	w.mu.Lock()
+	st := Stats{Queued: len(w.queue) + w.busy, LastScan: w.lastScan, ScanDuration: w.scanTook, Scans: w.scans, Files: len(w.files)}
+	for _, f := range w.files {
+		if f.status == statusWaiting {
+			st.Incomplete++
+		}
+	}
+	for _, p := range w.partial {
+		// A partial file of a job that crashed stays forever; one older
+		// than the retention window no longer waits for anything.
+		if w.cfg.Retention <= 0 || p.mtime.Add(w.cfg.Retention).After(now) {
+			st.Partial++
+		}
+	}
+	w.mu.Unlock()
+	if w.notifier != nil {
+		st.Watches = w.notifier.watches()
+	}
+	return st
+}
+
+// Dirs returns the directories depth levels below a drop directory as
+// the last scan found them, in the order of Config.Dirs, then by name.
+func (w *Watcher) Dirs(depth int) []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var out []string
+	for dir, d := range w.dirs {
+		if d.depth == depth && d.gen == w.gen {
+			out = append(out, dir)
+		}
+	}
+	rank := func(dir string) int {
+		for i, root := range w.cfg.Dirs {
+			if rel, err := filepath.Rel(filepath.Clean(root), dir); err == nil && filepath.IsLocal(rel) {
+				return i
+			}
+		}
+		return len(w.cfg.Dirs)
+	}
+	sortFunc(out, func(a, b string) bool {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra < rb
+		}
+		return a < b
+	})
+	return out
+}
+
+func (w *Watcher) scanLoop() {
+	t := time.NewTicker(w.cfg.RescanInterval)
+	defer t.Stop()
+	for {
+		w.scan()
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-t.C:
+		case <-w.rescan:
+		}
+	}
+}
+
+// requestScan asks for a scan soon (new directories, inotify overflow).
+func (w *Watcher) requestScan() {
+	select {
+	case w.rescan <- struct{}{}:
+	default:
+	}
+}
+
+// consider looks at a file found by a scan or an inotify event, and queues
+// it when it is a wanted file not read in this version. retry re-queues a
+// file the Handler found still being written.
+func (w *Watcher) consider(path string, fi os.FileInfo, retry bool) {
+	name := filepath.Base(path)
+	if !fi.Mode().IsRegular() {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.cfg.Partial(name) {
+		w.partial[path] = &partialFile{mtime: fi.ModTime(), gen: w.gen}
+		return
+	}
+	if !w.cfg.Wanted(name) {
+		return
+	}
+	st := w.files[path]
+	if st != nil {
+		st.gen = w.gen
+		if st.size == fi.Size() && st.mtime.Equal(fi.ModTime()) {
+			if retry && st.status == statusWaiting {
+				w.enqueueLocked(path)
+			}
+			return
+		}
+	} else {
+		st = &fileState{dir: filepath.Dir(path), gen: w.gen}
+		w.files[path] = st
+	}
+	st.size, st.mtime = fi.Size(), fi.ModTime()
+	// A file modified before the retention window is done with: not worth
+	// opening.
+	if w.old(fi.ModTime(), w.now()) {
+		st.status = statusOld
+		return
+	}
+	st.status = statusQueued
+	w.enqueueLocked(path)
+}
+
+func (w *Watcher) old(mtime, now time.Time) bool {
+	return w.cfg.Retention > 0 && mtime.Add(w.cfg.Retention).Before(now)
+}
+
+func (w *Watcher) enqueueLocked(path string) {
+	if w.queued[path] {
+		return
+	}
+	w.queued[path] = true
+	w.queue = append(w.queue, path)
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// forget drops a file that vanished (or was renamed away).
+func (w *Watcher) forget(path string) {
+	w.mu.Lock()
+	_, known := w.files[path]
+	delete(w.files, path)
+	delete(w.partial, path)
+	w.mu.Unlock()
+	if known {
+		w.h.Gone(path)
+	}
+}
+
+// work reads queued files until the watcher closes.
+func (w *Watcher) work() {
+	for {
+		w.mu.Lock()
+		for len(w.queue) == 0 {
+			w.mu.Unlock()
+			select {
+			case <-w.ctx.Done():
+				return
+			case <-w.wake:
+			}
+			w.mu.Lock()
+		}
+		path := w.queue[0]
+		w.queue[0] = ""
+		w.queue = w.queue[1:]
+		delete(w.queued, path)
+		w.busy++
+		w.mu.Unlock()
+		// More work may be queued behind this one: pass the wake-up on.
+		select {
+		case w.wake <- struct{}{}:
+		default:
+		}
+
+		fi, status := w.h.Read(path)
+
+		w.mu.Lock()
+		st := w.files[path]
+		if st != nil {
+			if fi != nil {
+				st.size, st.mtime = fi.Size(), fi.ModTime()
+			}
+			st.status = statusDone
+			if status == Waiting {
+				st.status = statusWaiting
+			}
+		}
+		w.busy--
+		idle := len(w.queue) == 0 && w.busy == 0
+		if idle {
+			w.idle.Broadcast()
+		}
+		w.mu.Unlock()
+		if st == nil {
+			// Forgotten while it was being read: what was read of it
+			// must not stay.
+			w.h.Gone(path)
+		}
+		if idle && w.cfg.OnIdle != nil {
+			w.cfg.OnIdle()
+		}
+	}
+}
+
+// event acts on one inotify event.
+func (w *Watcher) event(ev notifyEvent) {
+	switch {
+	case ev.overflow:
+		w.requestScan()
+	case ev.dir && ev.created:
+		w.requestScan() // a new directory: list and watch it
+	case ev.dir:
+		// a directory removed or moved away: the next scan notices
+	case ev.written:
+		if w.depthOK(filepath.Dir(ev.path)) {
+			if fi, err := os.Stat(ev.path); err == nil {
+				w.consider(ev.path, fi, true)
+			}
+		}
+	case ev.removed:
+		w.forget(ev.path)
+		w.idleIfIdle()
+	}
+}
+
+// depthOK reports whether files of dir are taken (Config.FileDepth).
+func (w *Watcher) depthOK(dir string) bool {
+	if w.cfg.FileDepth <= 0 {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	d := w.dirs[dir]
+	return d != nil && d.depth+1 == w.cfg.FileDepth
+}
+
+// idleIfIdle runs OnIdle when nothing is queued or being read.
+func (w *Watcher) idleIfIdle() {
+	w.mu.Lock()
+	idle := len(w.queue) == 0 && w.busy == 0
+	w.mu.Unlock()
+	if idle && w.cfg.OnIdle != nil {
+		w.cfg.OnIdle()
+	}
+}
