@@ -6,13 +6,15 @@ package collector
 // touched, wall time and tracker overhead; and the dataflow between stages
 // and files as edges that Grafana's node graph panel can draw.
 //
-// Every sub-directory of a --dayu.dir is one workflow run. On each scrape
-// the collector lists those directories again (a readdir and a stat per
-// file, cheap next to a scrape) and parses only the files whose size or
-// modification time changed since it last read them; a workflow whose files
-// did not change keeps its assembled model. A file that fails to parse is
-// counted once per version in dayu_files_failed_total{reason}, logged, and
-// left out; the rest of its workflow is exported.
+// Every sub-directory of a --dayu.dir is one workflow run. A drop-directory
+// watcher (package dropdir: inotify, and a rescan every
+// --dayu.rescan-interval) finds the tracker files, following links, and
+// the collector parses only the files whose size or modification time
+// changed; a workflow whose files did not change keeps its assembled
+// model. A file that fails to parse is counted once per version in
+// dayu_files_failed_total{reason}, logged, and left out; the rest of its
+// workflow is exported. Scrapes read an immutable view of the workflows,
+// published after each batch of changes.
 //
 // Drawing the dataflow in Grafana: add a Node graph panel with one instant
 // Prometheus query, format Table, that gives each edge an id, a source and a
@@ -34,21 +36,23 @@ package collector
 // base names). Reads point from file to stage, writes from stage to file.
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/dayu"
+	"github.com/hpcio/hpcio_exporter/dropdir"
 )
 
 var (
@@ -57,6 +61,10 @@ var (
 	dayuDirs []string
 	// dayuMaxFiles caps the file base names exported as labels per workflow.
 	dayuMaxFiles = 64
+	dayuRescan   = 30 * time.Second
+	// Tests only: no inotify, and the watcher once started.
+	dayuNoInotify      bool
+	dayuWatcherStarted func(*dropdir.Watcher)
 )
 
 // dayuOtherFile is the file label of the edges of files past the cap.
@@ -67,6 +75,8 @@ func init() {
 	addFlags(func(a *kingpin.Application) {
 		a.Flag("dayu.dir", "Directory holding one sub-directory per workflow run with DaYu VOL/VFD stats (YAML or JSON) and stage maps; repeat for several. The dayu collector is off without it.").
 			StringsVar(&dayuDirs)
+		a.Flag("dayu.rescan-interval", "How often the DaYu directories are listed again (inotify finds local writes sooner; Lustre and NFS need the rescans).").
+			Default(dayuRescan.String()).DurationVar(&dayuRescan)
 		a.Flag("dayu.max-files", "Most file base names per workflow exported as labels of the dataflow; the edges of the other files are summed under file=\""+dayuOtherFile+"\".").
 			Default(strconv.Itoa(dayuMaxFiles)).IntVar(&dayuMaxFiles)
 	})
@@ -119,16 +129,31 @@ var (
 		[]string{"reason"}, nil)
 )
 
+// dayuCollector keeps the DaYu files of the drop directories read (a
+// dropdir.Watcher finds them: inotify and rescans) and publishes, after
+// each batch of changes, an immutable view of the assembled workflows.
+// Update only reads the latest view: a scrape never waits for a parse, and
+// a slow one holds nothing.
 type dayuCollector struct {
 	logger   *slog.Logger
-	dirs     []string
 	maxFiles int
+	watcher  *dropdir.Watcher
+	view     atomic.Pointer[dayuView]
 
 	mu        sync.Mutex
 	files     map[string]*dayuFile     // by path
-	workflows map[string]*dayuWorkflow // by directory
+	workflows map[string]*dayuWorkflow // by directory, as last assembled
 	failures  map[dayu.Reason]float64
 	parses    int // files parsed, for tests of the cache
+}
+
+// dayuView is what a scrape exports: never changed once published.
+type dayuView struct {
+	workflows []*dayuWorkflow // one per name, in the order of --dayu.dir
+	failures  map[dayu.Reason]float64
+	// missing are drop directories that cannot be listed: the collector
+	// fails while there are any.
+	missing []string
 }
 
 // dayuFile is one tracker file as last read.
@@ -158,119 +183,119 @@ func newDayuCollector(env Env) (Collector, error) {
 	if dayuMaxFiles < 1 {
 		return nil, fmt.Errorf("--dayu.max-files must be at least 1, not %d", dayuMaxFiles)
 	}
-	return &dayuCollector{
+	c := &dayuCollector{
 		logger:    env.Logger,
-		dirs:      append([]string(nil), dayuDirs...),
 		maxFiles:  dayuMaxFiles,
 		files:     map[string]*dayuFile{},
 		workflows: map[string]*dayuWorkflow{},
 		failures:  map[dayu.Reason]float64{},
-	}, nil
+	}
+	w, err := dropdir.Start(dropdir.Config{
+		Dirs: append([]string(nil), dayuDirs...), RescanInterval: dayuRescan, Workers: 1,
+		// Each sub-directory of a drop directory is a workflow run: its
+		// own files are the tracker's.
+		FileDepth: 2,
+		Wanted:    func(name string) bool { return dayu.KindOf(name) != dayu.KindOther },
+		OnIdle:    c.publish,
+		What:      "DaYu", NoInotify: dayuNoInotify, Now: env.Now, Logger: env.Logger,
+	}, c)
+	if err != nil {
+		return nil, err
+	}
+	c.watcher = w
+	if dayuWatcherStarted != nil {
+		dayuWatcherStarted(w)
+	}
+	return c, nil
 }
+
+// Close stops the watcher (tests; the exporter runs it until it exits).
+func (c *dayuCollector) Close() error { return c.watcher.Close() }
 
 func (c *dayuCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	ctx := s.Context()
+	v := c.view.Load()
 	out := newDayuEmitter(ch)
-	seenFiles := map[string]bool{}
-	seenDirs := map[string]bool{}
-	names := map[string]string{} // workflow label -> directory
-	var errs []error
-	for _, root := range c.dirs {
-		dirs, err := dayuWorkflowDirs(root)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		for _, dir := range dirs {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			name := filepath.Base(dir)
-			if other, dup := names[name]; dup {
-				c.logger.Warn("two workflow directories with one name; exporting the first", "workflow", name, "first", other, "skipped", dir)
-				continue
-			}
-			names[name] = dir
-			seenDirs[dir] = true
-			wf, err := c.workflow(dir, name, seenFiles)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			c.emit(out, wf)
-		}
+	if v == nil {
+		v = &dayuView{} // before the first scan ends
 	}
-	for p := range c.files {
-		if !seenFiles[p] {
-			delete(c.files, p)
-		}
-	}
-	for d := range c.workflows {
-		if !seenDirs[d] {
-			delete(c.workflows, d)
-		}
+	for _, wf := range v.workflows {
+		c.emit(out, wf)
 	}
 	for _, r := range dayu.Reasons {
-		out.metric(dayuFailedDesc, prometheus.CounterValue, c.failures[r], string(r))
+		out.metric(dayuFailedDesc, prometheus.CounterValue, v.failures[r], string(r))
 	}
-	return errors.Join(errs...)
+	if len(v.missing) > 0 {
+		return fmt.Errorf("cannot list DaYu drop directories: %s", strings.Join(v.missing, ", "))
+	}
+	return nil
 }
 
-// dayuWorkflowDirs lists the sub-directories of root, following symlinks.
-func dayuWorkflowDirs(root string) ([]string, error) {
-	entries, err := os.ReadDir(root)
+// Read implements dropdir.Handler: it parses one tracker file.
+func (c *dayuCollector) Read(path string) (os.FileInfo, dropdir.Status) {
+	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, err
+		return nil, dropdir.Done // gone since: the watcher will say so
 	}
-	var dirs []string
-	for _, e := range entries {
-		p := filepath.Join(root, e.Name())
-		if e.IsDir() {
-			dirs = append(dirs, p)
-		} else if e.Type()&os.ModeSymlink != 0 {
-			if fi, err := os.Stat(p); err == nil && fi.IsDir() {
-				dirs = append(dirs, p)
-			}
+	f := c.parse(path, dayu.KindOf(filepath.Base(path)), fi)
+	c.mu.Lock()
+	c.files[path] = f
+	c.mu.Unlock()
+	if f.err != nil {
+		return fi, dropdir.Failed
+	}
+	return fi, dropdir.Done
+}
+
+// Gone implements dropdir.Handler.
+func (c *dayuCollector) Gone(path string) {
+	c.mu.Lock()
+	delete(c.files, path)
+	c.mu.Unlock()
+}
+
+// publish assembles the workflows whose files changed and publishes a new
+// view; the watcher calls it once every file found was read.
+func (c *dayuCollector) publish(w *dropdir.Watcher) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	byDir := map[string][]string{}
+	for p := range c.files {
+		byDir[filepath.Dir(p)] = append(byDir[filepath.Dir(p)], p)
+	}
+	v := &dayuView{failures: maps.Clone(c.failures), missing: w.Stats().Missing}
+	names := map[string]string{} // workflow label -> directory
+	assembled := map[string]*dayuWorkflow{}
+	for _, dir := range w.Dirs(1) {
+		name := filepath.Base(dir)
+		if other, dup := names[name]; dup {
+			c.logger.Warn("two workflow directories with one name; exporting the first", "workflow", name, "first", other, "skipped", dir)
+			continue
 		}
+		names[name] = dir
+		wf := c.workflow(dir, name, byDir[dir])
+		assembled[dir] = wf
+		v.workflows = append(v.workflows, wf)
 	}
-	return dirs, nil
+	c.workflows = assembled
+	c.view.Store(v)
 }
 
-// workflow returns the assembled workflow of dir, parsing only files that
-// changed since the last scrape.
-func (c *dayuCollector) workflow(dir, name string, seen map[string]bool) (*dayuWorkflow, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
+// workflow returns the assembled workflow of dir from its files read,
+// assembling it again only when one of them changed.
+func (c *dayuCollector) workflow(dir, name string, paths []string) *dayuWorkflow {
+	sort.Strings(paths)
 	var fp strings.Builder
 	var maps []*dayu.StageMap
 	var stats []*dayu.StatsFile
 	var changed time.Time
-	for _, e := range entries {
-		kind := dayu.KindOf(e.Name())
-		if kind == dayu.KindOther || !(e.Type().IsRegular() || e.Type()&os.ModeSymlink != 0) {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		fi, err := os.Stat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			continue
-		}
-		seen[p] = true
+	for _, p := range paths {
 		f := c.files[p]
-		if f == nil || f.size != fi.Size() || !f.mtime.Equal(fi.ModTime()) {
-			f = c.parse(p, kind, fi)
-			c.files[p] = f
-		}
-		fmt.Fprintf(&fp, "%s\x00%d\x00%d\x00", e.Name(), fi.Size(), fi.ModTime().UnixNano())
+		fmt.Fprintf(&fp, "%s\x00%d\x00%d\x00", filepath.Base(p), f.size, f.mtime.UnixNano())
 		if f.err != nil {
 			continue
 		}
-		if fi.ModTime().After(changed) {
-			changed = fi.ModTime()
+		if f.mtime.After(changed) {
+			changed = f.mtime
 		}
 		if f.smap != nil {
 			maps = append(maps, f.smap)
@@ -280,7 +305,7 @@ func (c *dayuCollector) workflow(dir, name string, seen map[string]bool) (*dayuW
 		}
 	}
 	if wf := c.workflows[dir]; wf != nil && wf.fingerprint == fp.String() {
-		return wf, nil
+		return wf
 	}
 	model := dayu.Assemble(name, maps, stats)
 	wf := &dayuWorkflow{fingerprint: fp.String(), model: model, sources: len(maps) + len(stats), changed: changed}
@@ -292,12 +317,13 @@ func (c *dayuCollector) workflow(dir, name string, seen map[string]bool) (*dayuW
 		}
 	}
 	wf.files = len(files)
-	c.workflows[dir] = wf
-	return wf, nil
+	return wf
 }
 
 func (c *dayuCollector) parse(path string, kind dayu.FileKind, fi os.FileInfo) *dayuFile {
+	c.mu.Lock()
 	c.parses++
+	c.mu.Unlock()
 	f := &dayuFile{size: fi.Size(), mtime: fi.ModTime()}
 	data, err := dayu.ReadFile(path)
 	if err == nil {
@@ -315,7 +341,9 @@ func (c *dayuCollector) parse(path string, kind dayu.FileKind, fi os.FileInfo) *
 	if err != nil {
 		f.err = err
 		reason := dayu.ReasonOf(err)
+		c.mu.Lock()
 		c.failures[reason]++
+		c.mu.Unlock()
 		c.logger.Warn("skipping DaYu tracker file", "file", path, "reason", string(reason), "err", err)
 	}
 	return f

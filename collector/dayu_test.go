@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -27,10 +28,13 @@ func newDayuForTest(t *testing.T, maxFiles int, dirs ...string) *dayuCollector {
 	savedDirs, savedMax := dayuDirs, dayuMaxFiles
 	t.Cleanup(func() { dayuDirs, dayuMaxFiles = savedDirs, savedMax })
 	dayuDirs, dayuMaxFiles = dirs, maxFiles
+	setFlag(t, &dayuNoInotify, true)
+	setFlag(t, &dayuRescan, time.Hour) // the tests scan when they want (dayuScrape)
 	c, err := newDayuCollector(Env{Logger: dayuTestLogger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.(io.Closer).Close() })
 	return c.(*dayuCollector)
 }
 
@@ -60,9 +64,15 @@ func (a *dayuAdapter) Collect(ch chan<- prometheus.Metric) {
 	a.err = a.c.Update(s, ch)
 }
 
-// dayuScrape returns the text exposition of one Update and its error.
+// dayuScrape returns the text exposition of one Update and its error,
+// after the collector's watcher read what the directories hold now.
 func dayuScrape(t *testing.T, c Collector) (string, error) {
 	t.Helper()
+	if dc, ok := c.(*dayuCollector); ok {
+		if err := dc.watcher.Sync(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
 	a := &dayuAdapter{c: c}
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(a)
@@ -261,7 +271,10 @@ func TestDayuFilesAppearChangeAndGo(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(text, `workflow="run1"`) || len(c.files) != 0 || len(c.workflows) != 0 {
+	c.mu.Lock()
+	files, workflows := len(c.files), len(c.workflows)
+	c.mu.Unlock()
+	if strings.Contains(text, `workflow="run1"`) || files != 0 || workflows != 0 {
 		t.Errorf("removed workflow still there: %d files, %d workflows cached", len(c.files), len(c.workflows))
 	}
 	dayuWant(t, text, `dayu_files_failed_total{reason="truncated"}`, 1)
@@ -340,6 +353,10 @@ func BenchmarkDayuScrapeCorpus(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	defer c.(io.Closer).Close()
+	if err := c.(*dayuCollector).watcher.Sync(context.Background()); err != nil {
+		b.Fatal(err)
+	}
 	scrape := func() {
 		ch := make(chan prometheus.Metric, 1024)
 		done := make(chan struct{})
@@ -358,5 +375,38 @@ func BenchmarkDayuScrapeCorpus(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		scrape()
+	}
+}
+
+// A scrape reads the published view only: while the watcher parses and
+// assembles (which holds the collector's lock), scrapes go on, and show
+// the workflows as last published.
+func TestDayuScrapeDoesNotWaitForParsing(t *testing.T) {
+	c := newDayuForTest(t, 64, corpus.Fixtures(t, "dayu"))
+	want, err := dayuScrape(t, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock() // as a parse or an assembly under way does
+	defer c.mu.Unlock()
+	done := make(chan string)
+	go func() {
+		a := &dayuAdapter{c: c}
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(a)
+		mfs, _ := reg.Gather()
+		var b bytes.Buffer
+		for _, mf := range mfs {
+			expfmt.MetricFamilyToText(&b, mf)
+		}
+		done <- b.String()
+	}()
+	select {
+	case got := <-done:
+		if got != want {
+			t.Error("a scrape during parsing differs from the published view")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a scrape waited for the collector's lock")
 	}
 }

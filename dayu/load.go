@@ -5,8 +5,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
+
+	"github.com/hpcio/hpcio_exporter/dropdir"
 )
 
 // MaxFileBytes bounds the size of a file the reader accepts; the largest
@@ -62,34 +63,25 @@ func ReadFile(path string) ([]byte, error) {
 }
 
 // LoadDir reads every stats file and stage map of one workflow directory
-// and assembles them. Files that fail are returned as errors beside the
-// workflow built from the others; err is set only when the directory itself
-// cannot be listed.
+// and assembles them. The files are those the exporter's drop-directory
+// watcher would read there (package dropdir: links followed). Files that
+// fail are returned as errors beside the workflow built from the others;
+// err is set only when the directory itself cannot be listed.
 func LoadDir(dir string) (w *Workflow, failed []error, err error) {
-	entries, err := os.ReadDir(dir)
+	paths, err := dropdir.List(dir, 1, func(name string) bool { return KindOf(name) != KindOther })
 	if err != nil {
 		return nil, nil, err
 	}
 	var maps []*StageMap
 	var stats []*StatsFile
-	names := make([]string, 0, len(entries))
-	for _, de := range entries {
-		if de.Type().IsRegular() {
-			names = append(names, de.Name())
-		}
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		kind := KindOf(name)
-		if kind == KindOther {
-			continue
-		}
-		data, rerr := ReadFile(filepath.Join(dir, name))
+	for _, path := range paths {
+		name := filepath.Base(path)
+		data, rerr := ReadFile(path)
 		if rerr != nil {
 			failed = append(failed, rerr)
 			continue
 		}
-		switch kind {
+		switch KindOf(name) {
 		case KindStageMap:
 			m, perr := ParseStageMap(name, data)
 			if perr != nil {

@@ -15,9 +15,13 @@ const maxDepth = 32
 
 // scan lists the drop directories, queues new and changed files, forgets
 // files that vanished, retries files being written and lets old ones go.
-func (w *Watcher) scan() {
+// The initial scan is skipped when another (Sync's) came first.
+func (w *Watcher) scan(initial bool) {
 	w.scanning.Lock()
 	defer w.scanning.Unlock()
+	if initial && w.scanCount() > 0 {
+		return
+	}
 	begin := time.Now()
 	now := w.now()
 	w.mu.Lock()
@@ -83,11 +87,18 @@ func (w *Watcher) scan() {
 	w.mu.Lock()
 	w.lastScan, w.scanTook = now, time.Since(begin)
 	w.scans++
+	w.doneGen = gen
 	w.mu.Unlock()
 	if w.cfg.OnScan != nil {
 		w.cfg.OnScan(now)
 	}
 	w.idleIfIdle()
+}
+
+func (w *Watcher) scanCount() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.scans
 }
 
 // walk lists dir, depth levels below its drop directory, and its

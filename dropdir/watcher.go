@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"sync"
 	"time"
 )
@@ -77,8 +78,8 @@ type Config struct {
 	// OnScan runs after each scan, with the time it started.
 	OnScan func(now time.Time)
 	// OnIdle runs when every file found was read: after a scan or a
-	// batch of reads, and after a file is gone.
-	OnIdle func()
+	// batch of reads, and after a file is gone; before Sync returns.
+	OnIdle func(w *Watcher)
 	// What names the files in log messages ("Darshan").
 	What string
 	// NoInotify turns inotify off: rescans only.
@@ -104,6 +105,7 @@ type Watcher struct {
 	busy     int
 	idle     *sync.Cond // signalled when the queue empties and no worker is busy
 	gen      int        // scan generation
+	doneGen  int        // the generation of the last scan that ended
 	missing  map[string]bool
 	lastScan time.Time
 	scanTook time.Duration
@@ -221,7 +223,7 @@ func (w *Watcher) Close() error {
 
 // Sync scans now and returns when every file found is read (or ctx ends).
 func (w *Watcher) Sync(ctx context.Context) error {
-	w.scan()
+	w.scan(false)
 	return w.waitIdle(ctx)
 }
 
@@ -254,6 +256,9 @@ type Stats struct {
 	Scans        uint64
 	Watches      int // directories watched with inotify
 	Files        int // files known (read, failed, waiting, queued)
+	// Missing are the drop directories that do not exist or cannot be
+	// read, sorted.
+	Missing []string
 }
 
 // Stats returns the watcher's state.
@@ -266,6 +271,10 @@ func (w *Watcher) Stats() Stats {
 			st.Incomplete++
 		}
 	}
+	for root := range w.missing {
+		st.Missing = append(st.Missing, root)
+	}
+	sort.Strings(st.Missing)
 	for _, p := range w.partial {
 		// A partial file of a job that crashed stays forever; one older
 		// than the retention window no longer waits for anything.
@@ -287,7 +296,8 @@ func (w *Watcher) Dirs(depth int) []string {
 	defer w.mu.Unlock()
 	var out []string
 	for dir, d := range w.dirs {
-		if d.depth == depth && d.gen == w.gen {
+		// Those of the last scan that ended, or of the one under way.
+		if d.depth == depth && d.gen >= w.doneGen {
 			out = append(out, dir)
 		}
 	}
@@ -311,14 +321,15 @@ func (w *Watcher) Dirs(depth int) []string {
 func (w *Watcher) scanLoop() {
 	t := time.NewTicker(w.cfg.RescanInterval)
 	defer t.Stop()
+	w.scan(true)
 	for {
-		w.scan()
 		select {
 		case <-w.ctx.Done():
 			return
 		case <-t.C:
 		case <-w.rescan:
 		}
+		w.scan(false)
 	}
 }
 
@@ -437,20 +448,23 @@ func (w *Watcher) work() {
 				st.status = statusWaiting
 			}
 		}
-		w.busy--
-		idle := len(w.queue) == 0 && w.busy == 0
-		if idle {
-			w.idle.Broadcast()
-		}
+		last := len(w.queue) == 0 && w.busy == 1
 		w.mu.Unlock()
 		if st == nil {
 			// Forgotten while it was being read: what was read of it
 			// must not stay.
 			w.h.Gone(path)
 		}
-		if idle && w.cfg.OnIdle != nil {
-			w.cfg.OnIdle()
+		// Still counted busy: Sync returns after OnIdle.
+		if last && w.cfg.OnIdle != nil {
+			w.cfg.OnIdle(w)
 		}
+		w.mu.Lock()
+		w.busy--
+		if len(w.queue) == 0 && w.busy == 0 {
+			w.idle.Broadcast()
+		}
+		w.mu.Unlock()
 	}
 }
 
@@ -492,6 +506,6 @@ func (w *Watcher) idleIfIdle() {
 	idle := len(w.queue) == 0 && w.busy == 0
 	w.mu.Unlock()
 	if idle && w.cfg.OnIdle != nil {
-		w.cfg.OnIdle()
+		w.cfg.OnIdle(w)
 	}
 }
