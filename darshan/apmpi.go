@@ -5,6 +5,12 @@ import (
 	"math"
 )
 
+func init() {
+	register(&Module{ID: APMPI, Name: "APMPI", Version: 1, counters: apmpiSet,
+		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newAPMPIDecoder(ver, big) },
+		Describe: description(apmpiDescription)})
+}
+
 // APMPI module (AutoPerf MPI): a header record with the variance of the MPI
 // time across ranks, then one record per rank with call counts, bytes and
 // message size histograms (unsigned integers), and times per MPI operation.
@@ -195,3 +201,23 @@ func (r *APMPIRecord) encode(e *encoder, headed bool) error {
 	}
 	return nil
 }
+
+// What darshan-parser prints above the records (log_print_description).
+
+const apmpiDescription = `
+# description of APMPI counters:
+#   global summary stats showing the variance across all MPI processes:
+#     MPI_TOTAL_COMM_TIME_VARIANCE: variance in total communication time across all the processes.
+#     MPI_TOTAL_COMM_SYNC_TIME_VARIANCE: variance in total sync time across all the processes, if enabled.
+#   per-process detailed stats on the usage of various MPI routines:
+#     MPI_PROCESSOR_NAME: name of the processor used by the MPI process.
+#     MPI_*_CALL_COUNT: total call count for an MPI op.
+#     MPI_*_TOTAL_BYTES: total bytes (i.e., cumulative across all calls) moved with an MPI op.
+#     MPI_*_MSG_SIZE_AGG_*: histogram of total bytes moved for all the calls of an MPI op.
+#     MPI_*_TOTAL_TIME: total time (i.e, cumulative across all calls) of an MPI op.
+#     MPI_*_MIN_TIME: minimum time across all calls of an MPI op.
+#     MPI_*_MAX_TIME: maximum time across all calls of an MPI op.
+#     MPI_*_TOTAL_SYNC_TIME: total sync time (cumulative across all calls of an op) of an MPI op, if enabled.
+#     MPI_TOTAL_COMM_TIME: total communication (MPI) time of a process across all the MPI ops.
+#     MPI_TOTAL_COMM_SYNC_TIME: total sync time of a process across all the MPI ops, if enabled.
+`

@@ -2,6 +2,13 @@ package darshan
 
 import "fmt"
 
+func init() {
+	// darshan-util 3.5.0 has no log utility for APXC: its reader lives in
+	// autoperf.
+	register(&Module{ID: APXC, Name: "APXC", Version: 1, counters: apxcSet, NoParser: true,
+		decoder: func(ver uint32, big bool, _ *Log) moduleDecoder { return newAPXCDecoder(ver, big) }})
+}
+
 // APXC module (AutoPerf Cray XC): a header record describing the machine,
 // then one record per router with Aries network counters (unsigned). The
 // format is autoperf's (github.com/argonne-lcf/autoperf, apxc/); darshan-util

@@ -223,7 +223,7 @@ type counterDecoder struct {
 // maps older versions to their translation.
 func newCounterDecoder(set *counterSet, ver uint32, big bool, size, skip int, old map[uint32]*versionLayout) *counterDecoder {
 	d := &counterDecoder{module: set.module, set: set, big: big, size: size, skip: skip, absentInt: minusOne}
-	if v, ok := old[ver]; ok && ver != moduleVersions[set.module] {
+	if v, ok := old[ver]; ok && ver != set.module.CurrentVersion() {
 		d.v, d.size, d.skip = v, v.size, v.skip
 	}
 	d.layout = set.layout(ver, d.v)
@@ -389,44 +389,13 @@ var rankCounters = []string{"FASTEST_RANK", "FASTEST_RANK_BYTES", "SLOWEST_RANK"
 // version version, or nil when m's records are not made of counters
 // (LUSTRE, HEATMAP, DXT_*) or the version is unknown.
 func LayoutOf(m ModuleID, version uint32) *Layout {
-	var set *counterSet
-	var old map[uint32]*versionLayout
-	switch m {
-	case POSIX:
-		set, old = posixSet, posixOld
-	case MPIIO:
-		set, old = mpiioSet, mpiioOld
-	case H5F:
-		set, old = h5fSet, h5fOld
-	case H5D:
-		set, old = h5dSet, h5dOld
-	case PnetCDFFile:
-		set, old = pnetcdfFileSet, pnetcdfFileOld
-	case PnetCDFVar:
-		set = pnetcdfVarSet
-	case BGQ:
-		set, old = bgqSet, bgqOld
-	case STDIO:
-		set, old = stdioSet, stdioOld
-	case MDHIM:
-		set = mdhimSet
-	case APXC:
-		set = apxcSet
-	case APMPI:
-		set = apmpiSet
-	case DFS:
-		set = dfsSet
-	case DAOS:
-		set = daosSet
-	default:
+	mod := m.Module()
+	if mod == nil || mod.counters == nil || version == 0 || version > mod.Version {
 		return nil
 	}
-	if version == 0 || version > moduleVersions[m] {
-		return nil
-	}
-	v := old[version]
-	if version == moduleVersions[m] {
+	v := mod.old[version]
+	if version == mod.Version {
 		v = nil
 	}
-	return set.layout(version, v)
+	return mod.counters.layout(version, v)
 }

@@ -275,7 +275,7 @@ func FuzzRecords(f *testing.F) {
 		e := &encoder{order: binary.LittleEndian}
 		if err := r.encode(e, r.RecordKey().Module != APMPI && r.RecordKey().Module != APXC); err == nil {
 			m := r.RecordKey().Module
-			f.Add(uint8(m), uint8(moduleVersions[m]), false, e.b)
+			f.Add(uint8(m), uint8(m.CurrentVersion()), false, e.b)
 		}
 	}
 	f.Add(uint8(POSIX), uint8(1), true, make([]byte, posixV1Size*2))

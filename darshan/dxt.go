@@ -7,6 +7,18 @@ import (
 	"math"
 )
 
+func init() {
+	for _, m := range []struct {
+		id      ModuleID
+		name    string
+		version uint32
+	}{{DXTPOSIX, "DXT_POSIX", 2}, {DXTMPIIO, "DXT_MPIIO", 3}} {
+		id := m.id
+		register(&Module{ID: id, Name: m.name, Version: m.version, Traces: true,
+			decoder: func(ver uint32, big bool, _ *Log) moduleDecoder { return newDXTDecoder(id, ver, big) }})
+	}
+}
+
 // DXT_POSIX and DXT_MPIIO modules: extended traces, one record per file and
 // rank with every write and read operation (segment) in order.
 

@@ -5,6 +5,12 @@ import (
 	"math"
 )
 
+func init() {
+	register(&Module{ID: Heatmap, Name: "HEATMAP", Version: 1,
+		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newHeatmapDecoder(ver, big) },
+		Describe: description(heatmapDescription)})
+}
+
 // HEATMAP module: per process and instrumented layer (records named
 // "heatmap:POSIX", "heatmap:STDIO", "heatmap:MPIIO", …), the bytes read and
 // written in each time bin since the job started.
@@ -101,3 +107,11 @@ func (r *HeatmapRecord) encode(e *encoder, _ bool) error {
 	}
 	return nil
 }
+
+// What darshan-parser prints above the records (log_print_description).
+
+const heatmapDescription = `
+# description of heatmap counters:
+#   HEATMAP_F_BIN_WIDTH_SECONDS: time duration of each heatmap bin
+#   HEATMAP_{READ|WRITE}_BIN_{*}: number of bytes read or written within specified heatmap bin
+`

@@ -115,48 +115,14 @@ type moduleDecoder interface {
 // newDecoder returns a decoder for module m written with module version
 // ver; it fails with ErrModuleVersion or ErrUnknownModule.
 func (l *Log) newDecoder(m ModuleID, ver uint32) (moduleDecoder, error) {
-	if !m.Known() || m == NullModule {
+	mod := m.Module()
+	if mod == nil || mod.decoder == nil {
 		return nil, causef(ErrUnknownModule, "no reader for module id %d", int(m))
 	}
-	if ver == 0 || ver > moduleVersions[m] {
-		return nil, causef(ErrModuleVersion, "%s module version %d (this reader knows up to %d)", m, ver, moduleVersions[m])
+	if ver == 0 || ver > mod.Version {
+		return nil, causef(ErrModuleVersion, "%s module version %d (this reader knows up to %d)", m, ver, mod.Version)
 	}
-	big := l.Header.BigEndian
-	switch m {
-	case POSIX:
-		return newPOSIXDecoder(ver, big), nil
-	case MPIIO:
-		return newMPIIODecoder(ver, big), nil
-	case H5F:
-		return newH5FDecoder(ver, big), nil
-	case H5D:
-		return newH5DDecoder(ver, big), nil
-	case PnetCDFFile:
-		return newPnetCDFFileDecoder(ver, big), nil
-	case PnetCDFVar:
-		return newPnetCDFVarDecoder(ver, big), nil
-	case BGQ:
-		return newBGQDecoder(ver, big), nil
-	case Lustre:
-		return newLustreDecoder(ver, big), nil
-	case STDIO:
-		return newSTDIODecoder(ver, big), nil
-	case DXTPOSIX, DXTMPIIO:
-		return newDXTDecoder(m, ver, big), nil
-	case MDHIM:
-		return newMDHIMDecoder(ver, big), nil
-	case APXC:
-		return newAPXCDecoder(ver, big), nil
-	case APMPI:
-		return newAPMPIDecoder(ver, big), nil
-	case Heatmap:
-		return newHeatmapDecoder(ver, big), nil
-	case DFS:
-		return newDFSDecoder(ver, big), nil
-	case DAOS:
-		return newDAOSDecoder(ver, big, l.Job.LibVersion()), nil
-	}
-	return nil, causef(ErrUnknownModule, "no reader for module %s", m)
+	return mod.decoder(ver, l.Header.BigEndian, l), nil
 }
 
 // RecordReader streams the records of one module, like bufio.Scanner:

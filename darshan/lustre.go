@@ -5,6 +5,12 @@ import (
 	"io"
 )
 
+func init() {
+	register(&Module{ID: Lustre, Name: "LUSTRE", Version: 2,
+		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newLustreDecoder(ver, big) },
+		Describe: description(lustreDescription)})
+}
+
 // LUSTRE module: the layout of files on Lustre. Version 2 records a list of
 // layout components (PFL) and the OSTs of each; version 1 recorded a single
 // striping, which is read as one component, like darshan-util does.
@@ -175,3 +181,20 @@ func (r *LustreRecord) encode(e *encoder, _ bool) error {
 	}
 	return nil
 }
+
+// What darshan-parser prints above the records (log_print_description).
+
+const lustreDescription = `
+# description of LUSTRE counters:
+#   LUSTRE_NUM_COMPONENTS: number of instrumented components in the Lustre layout.
+#   LUSTRE_NUM_STRIPES: number of active stripes in the Lustre layout components.
+#   LUSTRE_COMP*_STRIPE_SIZE: stripe size for this file layout component in bytes.
+#   LUSTRE_COMP*_STRIPE_COUNT: number of OSTs over which the file layout component is striped.
+#   LUSTRE_COMP*_STRIPE_PATTERN: pattern (e.g., raid0, mdt, overstriped) for this file layout component.
+#   LUSTRE_COMP*_FLAGS: captured flags (e.g. init, prefwr, stale) for this file layout component.
+#   LUSTRE_COMP*_EXT_START: starting file extent for this file layout component.
+#   LUSTRE_COMP*_EXT_END: ending file extent for this file layout component (-1 means EOF).
+#   LUSTRE_COMP*_MIRROR_ID: mirror ID for this file layout component, if mirrors are enabled.
+#   LUSTRE_COMP*_POOL_NAME: Lustre OST pool used for this file layout component.
+#   LUSTRE_COMP*_OST_ID_*: indices of OSTs over which this file layout component is striped.
+`

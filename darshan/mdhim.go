@@ -2,6 +2,12 @@ package darshan
 
 import "fmt"
 
+func init() {
+	register(&Module{ID: MDHIM, Name: "MDHIM", Version: 1, counters: mdhimSet,
+		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newMDHIMDecoder(ver, big) },
+		Describe: description(mdhimDescription)})
+}
+
 // MDHIM module: MDHIM key/value store clients, 5 integer and 4 floating
 // point counters, then a histogram of operations per server.
 
@@ -91,3 +97,15 @@ func (r *MDHIMRecord) encode(e *encoder, _ bool) error {
 	}
 	return nil
 }
+
+// What darshan-parser prints above the records (log_print_description).
+
+const mdhimDescription = `
+# description of MDHIM counters:
+#   MDHIM_PUTS: number of 'mdhim_put' function calls.
+#   MDHIM_GETS: number of 'mdhim_get' function calls.
+#   MDHIM_SERVERS: how many mdhim servers 
+#   MDHIM_F_PUT_TIMESTAMP: timestamp of the first call to function 'mdhim_put'.
+#   MDHIM_F_GET_TIMESTAMP: timestamp of the first call to function 'mdhim_get'.
+#   MDHIM_SERVER_N: how many operations sent to this server
+`

@@ -7,66 +7,133 @@ import "strconv"
 // when the header is read, see Header).
 type ModuleID int
 
-// The modules of darshan 3.5.0 (plus APXC, whose reader lives in autoperf).
+// The modules of darshan 3.5.0 (plus APXC, whose reader lives in autoperf),
+// by their index in the log header. What this package knows of each is
+// its Module, registered from its own file.
 const (
-	NullModule   ModuleID = iota // the example module; never has a reader
-	POSIX                        // POSIX file I/O
-	MPIIO                        // MPI-IO; darshan-parser calls it "MPI-IO"
-	H5F                          // HDF5 files
-	H5D                          // HDF5 datasets
-	PnetCDFFile                  // PnetCDF files
-	PnetCDFVar                   // PnetCDF variables
-	BGQ                          // IBM Blue Gene/Q job data
-	Lustre                       // Lustre file layouts
-	STDIO                        // stdio streams
-	DXTPOSIX                     // POSIX extended traces
-	DXTMPIIO                     // MPI-IO extended traces
-	MDHIM                        // MDHIM key/value store
-	APXC                         // AutoPerf Cray XC counters
-	APMPI                        // AutoPerf MPI counters
-	Heatmap                      // I/O heatmaps
-	DFS                          // DAOS file system
-	DAOS                         // DAOS objects
-	knownModules                 // number of module ids this package knows
+	NullModule  ModuleID = iota // the example module; never has a reader
+	POSIX                       // POSIX file I/O
+	MPIIO                       // MPI-IO; darshan-parser calls it "MPI-IO"
+	H5F                         // HDF5 files
+	H5D                         // HDF5 datasets
+	PnetCDFFile                 // PnetCDF files
+	PnetCDFVar                  // PnetCDF variables
+	BGQ                         // IBM Blue Gene/Q job data
+	Lustre                      // Lustre file layouts
+	STDIO                       // stdio streams
+	DXTPOSIX                    // POSIX extended traces
+	DXTMPIIO                    // MPI-IO extended traces
+	MDHIM                       // MDHIM key/value store
+	APXC                        // AutoPerf Cray XC counters
+	APMPI                       // AutoPerf MPI counters
+	Heatmap                     // I/O heatmaps
+	DFS                         // DAOS file system
+	DAOS                        // DAOS objects
 )
 
 // MaxModules is the number of module slots in a 3.41 header.
 const MaxModules = 64
 
-var moduleNames = [knownModules]string{
-	"NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR",
-	"BG/Q", "LUSTRE", "STDIO", "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC",
-	"APMPI", "HEATMAP", "DFS", "DAOS",
+// Module is what this package knows of one instrumentation module: an
+// entry of a table like darshan-util's mod_logutils, which the module's
+// own file fills from its init function. Adding a module means adding its
+// file: its id and name, the newest version of its records it reads, its
+// counters and the layouts of their older versions, its record decoder
+// (its record type encodes itself for the Writer), and what darshan-parser
+// prints of it: the description of its counters and its --total rules.
+// Package parsertext reads the table; records of a new shape also need a
+// printer there.
+type Module struct {
+	ID ModuleID
+	// Name is the module's name as darshan-util prints it ("MPI-IO",
+	// "BG/Q").
+	Name string
+	// Version is the newest version of the module's records this package
+	// reads: that of darshan 3.5.0. A region of a newer version is
+	// refused with ErrModuleVersion, as darshan-util does.
+	Version uint32
+	// counters are the names of the counters of its current version
+	// (nil when its records are not counters); old the layouts of its
+	// older versions, by version; plain tells that its records are
+	// CounterRecords and nothing else.
+	counters *counterSet
+	old      map[uint32]*versionLayout
+	plain    bool
+	// decoder returns the decoder of a region of the module written with
+	// module version ver; nil when there is no reader (NULL).
+	decoder func(ver uint32, big bool, l *Log) moduleDecoder
+	// Describe returns darshan-parser's description of its counters for
+	// module version ver.
+	Describe func(ver uint32) string
+	// Totals are the rules of darshan-parser --total; nil when it does
+	// not aggregate the module.
+	Totals *Totals
+	// NoParser: darshan-util 3.5.0 has no log utility for it, and
+	// darshan-parser skips it with a warning.
+	NoParser bool
+	// Traces: DXT traces, printed by darshan-dxt-parser, not
+	// darshan-parser.
+	Traces bool
+	// UnsignedInts are the integer counters darshan-parser prints
+	// unsigned: record ids (POSIX_RENAMED_FROM).
+	UnsignedInts []string
+	// Unnamed is the name darshan-parser gives a record whose id has no
+	// name in the log ("(null)" unless said otherwise).
+	Unnamed string
+}
+
+// modules is the table, by id.
+var modules [MaxModules]*Module
+
+// register adds a module to the table; its file calls it from init.
+func register(m *Module) {
+	if m.ID < 0 || m.ID >= MaxModules || modules[m.ID] != nil {
+		panic("darshan: module registered twice or out of range: " + m.Name)
+	}
+	if m.Describe == nil {
+		m.Describe = func(uint32) string { return "" }
+	}
+	if m.Unnamed == "" {
+		m.Unnamed = "(null)"
+	}
+	modules[m.ID] = m
+}
+
+// description returns a Describe of a text that no version changes.
+func description(text string) func(uint32) string { return func(uint32) string { return text } }
+
+func init() {
+	register(&Module{ID: NullModule, Name: "NULL", Version: 1, NoParser: true})
+}
+
+// Module returns what this package knows of the module, nil for an id it
+// does not know.
+func (m ModuleID) Module() *Module {
+	if m < 0 || m >= MaxModules {
+		return nil
+	}
+	return modules[m]
 }
 
 // String returns the module's name as darshan-util prints it ("MPI-IO",
 // "BG/Q", …), or "<UNKNOWN>(id)" for ids past the known modules.
 func (m ModuleID) String() string {
-	if m >= 0 && m < knownModules {
-		return moduleNames[m]
+	if mod := m.Module(); mod != nil {
+		return mod.Name
 	}
 	return "<UNKNOWN>(" + strconv.Itoa(int(m)) + ")"
 }
 
 // Known reports whether this package has a name for the module id.
-func (m ModuleID) Known() bool { return m >= 0 && m < knownModules }
-
-// moduleVersions are the newest module versions this package reads: those of
-// darshan 3.5.0 (and autoperf for APXC). A region written with a newer
-// version is refused with ErrModuleVersion, as darshan-util does.
-var moduleVersions = [knownModules]uint32{
-	NullModule: 1, POSIX: 4, MPIIO: 3, H5F: 3, H5D: 2, PnetCDFFile: 3,
-	PnetCDFVar: 1, BGQ: 2, Lustre: 2, STDIO: 2, DXTPOSIX: 2, DXTMPIIO: 3,
-	MDHIM: 1, APXC: 1, APMPI: 1, Heatmap: 1, DFS: 1, DAOS: 1,
-}
+func (m ModuleID) Known() bool { return m.Module() != nil }
 
 // CurrentVersion returns the newest version of the module's record format
 // that this package reads, or 0 for unknown modules.
 func (m ModuleID) CurrentVersion() uint32 {
-	if !m.Known() {
-		return 0
+	if mod := m.Module(); mod != nil {
+		return mod.Version
 	}
-	return moduleVersions[m]
+	return 0
 }
 
 // Key addresses a record: a module, a rank (-1 for a record shared by all

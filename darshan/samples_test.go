@@ -68,7 +68,7 @@ func (s *sampler) float() float64 {
 }
 
 func (s *sampler) counters(m ModuleID, key Key) CounterRecord {
-	l := LayoutOf(m, moduleVersions[m])
+	l := LayoutOf(m, m.CurrentVersion())
 	r := CounterRecord{Key: key, Layout: l, Ints: make([]int64, len(l.Ints))}
 	if len(l.Floats) > 0 { // a reader gives nil for no counters
 		r.Floats = make([]float64, len(l.Floats))

@@ -101,8 +101,8 @@ func (w *Writer) Write(rec Record) error {
 	if !m.Known() || m == NullModule {
 		return fmt.Errorf("darshan: cannot write records of module %s", m)
 	}
-	s := w.stream(m, moduleVersions[m])
-	if s.version != moduleVersions[m] {
+	s := w.stream(m, m.CurrentVersion())
+	if s.version != m.CurrentVersion() {
 		return fmt.Errorf("darshan: %s region already holds raw data of version %d", m, s.version)
 	}
 	e := &encoder{order: w.order(), big: w.BigEndian, b: s.rec[:0]}
@@ -336,25 +336,12 @@ func (e *encoder) counters(r *CounterRecord, set *counterSet) error {
 }
 
 // encode writes a plain counter record (POSIX, MPI-IO, STDIO, H5F,
-// PNETCDF_FILE, BG/Q).
+// PNETCDF_FILE, BG/Q: the modules whose records are nothing else).
 func (r *CounterRecord) encode(e *encoder, _ bool) error {
-	var set *counterSet
-	switch r.Module {
-	case POSIX:
-		set = posixSet
-	case MPIIO:
-		set = mpiioSet
-	case STDIO:
-		set = stdioSet
-	case H5F:
-		set = h5fSet
-	case PnetCDFFile:
-		set = pnetcdfFileSet
-	case BGQ:
-		set = bgqSet
-	default:
+	mod := r.Module.Module()
+	if mod == nil || !mod.plain {
 		return fmt.Errorf("%s records are not plain CounterRecords", r.Module)
 	}
 	e.key(r.Key)
-	return e.counters(r, set)
+	return e.counters(r, mod.counters)
 }

@@ -50,8 +50,8 @@ func TestWriterRoundTrip(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: %v", m.ID, err)
 				}
-				if m.Version != moduleVersions[m.ID] {
-					t.Errorf("%s written with version %d, want %d", m.ID, m.Version, moduleVersions[m.ID])
+				if m.Version != m.ID.CurrentVersion() {
+					t.Errorf("%s written with version %d, want %d", m.ID, m.Version, m.ID.CurrentVersion())
 				}
 				got = append(got, recs...)
 			}
@@ -68,7 +68,7 @@ func TestWriterRoundTrip(t *testing.T) {
 			for _, r := range got {
 				modules[r.RecordKey().Module] = true
 			}
-			for m := POSIX; m < knownModules; m++ {
+			for m := POSIX; m.Known(); m++ {
 				if !modules[m] {
 					t.Errorf("no %s record round-tripped", m)
 				}

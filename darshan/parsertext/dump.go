@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 )
@@ -57,11 +58,8 @@ func (d *dumper) warnf(format string, args ...any) {
 // hasTotals reports whether darshan-parser aggregates the module's records
 // (and so reads it even without --base).
 func hasTotals(m darshan.ModuleID) bool {
-	switch m {
-	case darshan.POSIX, darshan.MPIIO, darshan.STDIO, darshan.DFS, darshan.DAOS:
-		return true
-	}
-	return false
+	mod := m.Module()
+	return mod != nil && mod.Totals != nil
 }
 
 func parse(w, warn io.Writer, l *darshan.Log, total bool) error {
@@ -86,10 +84,10 @@ func parse(w, warn io.Writer, l *darshan.Log, total bool) error {
 		case !m.Known():
 			d.warnf("# Warning: module id %d is unknown. You may need a newer version of the Darshan utilities to parse it.\n", i)
 			continue
-		case m == darshan.NullModule || m == darshan.APXC: // no handler in darshan-util 3.5.0
+		case m.Module().NoParser: // no handler in darshan-util 3.5.0
 			d.warnf("# Warning: no log utility handlers defined for module %s, SKIPPING.\n", m)
 			continue
-		case m == darshan.DXTPOSIX || m == darshan.DXTMPIIO: // darshan-dxt-parser's business
+		case m.Module().Traces: // darshan-dxt-parser's business
 			continue
 		case !hasTotals(m) && !base:
 			continue
@@ -164,10 +162,11 @@ const columnsDescription = `
 func (d *dumper) recordName(k darshan.Key) (name, mnt, fs string) {
 	name, ok := d.l.Names[k.ID]
 	if !ok {
-		if k.Module == darshan.BGQ {
-			return "darshan-bgq-record", "UNKNOWN", "UNKNOWN"
+		unnamed := "(null)"
+		if mod := k.Module.Module(); mod != nil {
+			unnamed = mod.Unnamed
 		}
-		return "(null)", "UNKNOWN", "UNKNOWN"
+		return unnamed, "UNKNOWN", "UNKNOWN"
 	}
 	mnt, fs = mountOf(d.mounts, name)
 	return name, mnt, fs
@@ -235,7 +234,12 @@ func (d *dumper) strLine(counter, v string) {
 
 // counters prints a record's integer then floating point counters.
 func (d *dumper) counters(r *darshan.CounterRecord) {
+	unsigned := r.Module.Module().UnsignedInts
 	for i, n := range r.Layout.Ints {
+		if len(unsigned) > 0 && slices.Contains(unsigned, n) {
+			d.uintLine(n, uint64(r.Ints[i]))
+			continue
+		}
 		d.intLine(n, r.Ints[i])
 	}
 	for i, n := range r.Layout.Floats {
@@ -248,19 +252,11 @@ func (d *dumper) record(rec darshan.Record) {
 	switch r := rec.(type) {
 	case *darshan.CounterRecord:
 		d.beginNamed(r.Key)
-		if r.Module == darshan.POSIX {
-			d.posixCounters(r)
-			return
-		}
 		d.counters(r)
 	case *darshan.DatasetRecord:
 		d.beginNamed(r.Key)
 		d.counters(&r.CounterRecord)
-		if r.Module == darshan.H5D {
-			d.uintLine("H5D_FILE_REC_ID", r.FileRecID)
-		} else {
-			d.uintLine("PNETCDF_VAR_FILE_REC_ID", r.FileRecID)
-		}
+		d.uintLine(r.Module.String()+"_FILE_REC_ID", r.FileRecID)
 	case *darshan.DFSRecord:
 		d.dfsRecord(r)
 	case *darshan.DAOSRecord:
@@ -281,34 +277,5 @@ func (d *dumper) record(rec darshan.Record) {
 // describe prints the module's description of its counters for module
 // version ver, as log_print_description does.
 func describe(p *printer, m darshan.ModuleID, ver uint32) {
-	switch m {
-	case darshan.POSIX:
-		posixDescription(p, ver)
-	case darshan.MPIIO:
-		mpiioDescription(p, ver)
-	case darshan.H5F:
-		h5fDescription(p, ver)
-	case darshan.H5D:
-		h5dDescription(p, ver)
-	case darshan.PnetCDFFile:
-		pnetcdfFileDescription(p, ver)
-	case darshan.PnetCDFVar:
-		p.str(pnetcdfVarDescription)
-	case darshan.BGQ:
-		p.str(bgqDescription)
-	case darshan.Lustre:
-		p.str(lustreDescription)
-	case darshan.STDIO:
-		stdioDescription(p, ver)
-	case darshan.MDHIM:
-		p.str(mdhimDescription)
-	case darshan.APMPI:
-		p.str(apmpiDescription)
-	case darshan.Heatmap:
-		p.str(heatmapDescription)
-	case darshan.DFS:
-		p.str(dfsDescription)
-	case darshan.DAOS:
-		p.str(daosDescription)
-	}
+	p.str(m.Module().Describe(ver))
 }

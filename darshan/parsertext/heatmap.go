@@ -9,12 +9,6 @@ import (
 // HEATMAP: darshan-heatmap-logutils' description and record printing: the
 // bin width, then every read bin, then every write bin.
 
-const heatmapDescription = `
-# description of heatmap counters:
-#   HEATMAP_F_BIN_WIDTH_SECONDS: time duration of each heatmap bin
-#   HEATMAP_{READ|WRITE}_BIN_{*}: number of bytes read or written within specified heatmap bin
-`
-
 // binName returns prefix+i, cached in names.
 func binName(names *[]string, prefix string, i int) string {
 	for len(*names) <= i {

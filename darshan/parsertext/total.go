@@ -9,29 +9,29 @@ import (
 // log_agg_records function. Each counter has an aggregation rule; this file
 // holds the rules' engine, and each module's file its plan of rules.
 
-type intRule uint8
-
-const (
-	intIgnore      intRule = iota // set with the float counters, or by a common-value block
-	intSum                        // sum
-	intSumClamp                   // sum, and a negative sum becomes exactly -1 (POSIX, DFS, DAOS)
-	intSet                        // the last record's value
-	intMax                        // maximum
-	intCommon                     // first counter of a block of 4 most common values and their 4 counts
-	intCommonSkip0                // the same, skipped when the record's first value is 0 (MPI-IO)
+// The rules, by the names darshan-util's code gives them.
+type (
+	intRule   = darshan.IntRule
+	floatRule = darshan.FloatRule
 )
 
-type floatRule uint8
-
 const (
-	floatIgnore     floatRule = iota
-	floatSum                  // sum
-	floatMinNonZero           // smallest positive value (first timestamps)
-	floatMax                  // maximum (last timestamps)
-	floatMaxTime              // maximum, carrying its size counter along (see plan.sizeOf)
-	floatFastest              // fastest rank time, with its rank and bytes counters
-	floatSlowest              // slowest rank time, with its rank and bytes counters
-	floatZero                 // variance: darshan-util no longer computes it
+	intIgnore      = darshan.IntIgnore
+	intSum         = darshan.IntSum
+	intSumClamp    = darshan.IntSumClamp
+	intSet         = darshan.IntSet
+	intMax         = darshan.IntMax
+	intCommon      = darshan.IntCommon
+	intCommonSkip0 = darshan.IntCommonSkip0
+
+	floatIgnore     = darshan.FloatIgnore
+	floatSum        = darshan.FloatSum
+	floatMinNonZero = darshan.FloatMinNonZero
+	floatMax        = darshan.FloatMax
+	floatMaxTime    = darshan.FloatMaxTime
+	floatFastest    = darshan.FloatFastest
+	floatSlowest    = darshan.FloatSlowest
+	floatZero       = darshan.FloatZero
 )
 
 // aggPlan is a module's aggregation: a rule per counter and the indexes of
@@ -46,9 +46,10 @@ type aggPlan struct {
 	readTime, writeTime, metaTime, fastestTime, slowestTime int // floats
 }
 
-// newPlan builds a plan for layout l from name → rule maps; every counter
+// newPlan builds a plan for layout l from a module's Totals; every counter
 // not named gets the ignore rule.
-func newPlan(l *darshan.Layout, ints map[string]intRule, floats map[string]floatRule, prefix string) *aggPlan {
+func newPlan(l *darshan.Layout, t *darshan.Totals) *aggPlan {
+	ints, floats, prefix := t.Ints, t.Floats, t.Prefix
 	p := &aggPlan{ints: make([]intRule, len(l.Ints)), floats: make([]floatRule, len(l.Floats)), sizeOf: map[int]int{}}
 	for i, n := range l.Ints {
 		p.ints[i] = ints[n]
@@ -72,25 +73,6 @@ func newPlan(l *darshan.Layout, ints map[string]intRule, floats map[string]float
 	return p
 }
 
-// names is a helper to give one rule to many counters.
-func rules[R intRule | floatRule](r R, names ...string) map[string]R {
-	m := make(map[string]R, len(names))
-	for _, n := range names {
-		m[n] = r
-	}
-	return m
-}
-
-func merge[R intRule | floatRule](ms ...map[string]R) map[string]R {
-	out := map[string]R{}
-	for _, m := range ms {
-		for k, v := range m {
-			out[k] = v
-		}
-	}
-	return out
-}
-
 // accumulator folds a module's records into one, as darshan-util's
 // darshan_accumulator_inject does with log_agg_records.
 type accumulator struct {
@@ -105,19 +87,7 @@ type accumulator struct {
 
 func newAccumulator(m darshan.ModuleID) *accumulator {
 	l := darshan.LayoutOf(m, m.CurrentVersion())
-	var plan *aggPlan
-	switch m {
-	case darshan.POSIX:
-		plan = posixPlan(l)
-	case darshan.MPIIO:
-		plan = mpiioPlan(l)
-	case darshan.STDIO:
-		plan = stdioPlan(l)
-	case darshan.DFS:
-		plan = dfsPlan(l)
-	case darshan.DAOS:
-		plan = daosPlan(l)
-	}
+	plan := newPlan(l, m.Module().Totals)
 	// darshan-util's aggregate record starts zeroed (calloc).
 	return &accumulator{plan: plan, layout: l, ints: make([]int64, len(l.Ints)), floats: make([]float64, len(l.Floats))}
 }
