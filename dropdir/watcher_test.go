@@ -285,15 +285,17 @@ func TestIdleAndSlowReads(t *testing.T) {
 		idles++
 		mu.Unlock()
 	}}, h)
-	done := make(chan struct{})
-	go func() { sync1(t, w); close(done) }()
+	done := make(chan error)
+	go func() { done <- w.Sync(context.Background()) }()
 	waitUntil(t, "the read starts", func() bool { return w.Stats().Queued == 1 })
 	// Reading is stuck; the watcher still answers.
 	if st := w.Stats(); st.Queued != 1 || len(w.Dirs(1)) != 1 {
 		t.Errorf("stats while reading: %+v, dirs %v", st, w.Dirs(1))
 	}
 	close(h.block)
-	<-done
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	if idles == 0 {

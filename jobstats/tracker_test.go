@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,8 +131,8 @@ func TestViewsReadDuringRuns(t *testing.T) {
 		}
 		return ostText("fs-OST0000", e...) + ostText("fs-OST0001", e[:7]...)
 	}
-	views := make(chan *View, 1)
-	views <- run(t, tr, t0, text(0))
+	var latest atomic.Pointer[View]
+	latest.Store(run(t, tr, t0, text(0)))
 	var wg sync.WaitGroup
 	stop := make(chan struct{})
 	for range 2 {
@@ -142,20 +143,14 @@ func TestViewsReadDuringRuns(t *testing.T) {
 				select {
 				case <-stop:
 					return
-				case v := <-views:
-					views <- v
-					values(v)
+				default:
+					values(latest.Load())
 				}
 			}
 		}()
 	}
 	for i := 1; i < 50; i++ {
-		v := run(t, tr, t0.Add(time.Duration(i)*30*time.Second), text(i))
-		select {
-		case <-views:
-		default:
-		}
-		views <- v
+		latest.Store(run(t, tr, t0.Add(time.Duration(i)*30*time.Second), text(i)))
 	}
 	close(stop)
 	wg.Wait()

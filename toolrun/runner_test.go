@@ -67,19 +67,22 @@ func TestRunnerSharesRuns(t *testing.T) {
 		<-release
 		return n, nil
 	})
-	var wg sync.WaitGroup
+	var wg, calling sync.WaitGroup
 	results := make([]int32, 8)
 	for i := range results {
 		wg.Add(1)
+		calling.Add(1)
 		go func() {
 			defer wg.Done()
+			calling.Done()
 			results[i], _ = r.Do(context.Background())
 		}()
 	}
+	calling.Wait()
 	for runs.Load() == 0 {
 		time.Sleep(time.Millisecond)
 	}
-	time.Sleep(50 * time.Millisecond) // let the others join
+	time.Sleep(200 * time.Millisecond) // let the others reach Do and join
 	close(release)
 	wg.Wait()
 	for i, v := range results {
