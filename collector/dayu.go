@@ -144,7 +144,8 @@ type dayuCollector struct {
 	files     map[string]*dayuFile     // by path
 	workflows map[string]*dayuWorkflow // by directory, as last assembled
 	failures  map[dayu.Reason]float64
-	parses    int // files parsed, for tests of the cache
+	parses    int             // files parsed, for tests of the cache
+	dupWarned map[string]bool // duplicate workflow directories already warned about
 }
 
 // dayuView is what a scrape exports: never changed once published.
@@ -189,6 +190,7 @@ func newDayuCollector(env Env) (Collector, error) {
 		files:     map[string]*dayuFile{},
 		workflows: map[string]*dayuWorkflow{},
 		failures:  map[dayu.Reason]float64{},
+		dupWarned: map[string]bool{},
 	}
 	w, err := dropdir.Start(dropdir.Config{
 		Dirs: append([]string(nil), dayuDirs...), RescanInterval: dayuRescan, Workers: 1,
@@ -268,7 +270,11 @@ func (c *dayuCollector) publish(w *dropdir.Watcher) {
 	for _, dir := range w.Dirs(1) {
 		name := filepath.Base(dir)
 		if other, dup := names[name]; dup {
-			c.logger.Warn("two workflow directories with one name; exporting the first", "workflow", name, "first", other, "skipped", dir)
+			// Once: a view is published after every batch of changes.
+			if !c.dupWarned[dir] {
+				c.dupWarned[dir] = true
+				c.logger.Warn("two workflow directories with one name; exporting the first", "workflow", name, "first", other, "skipped", dir)
+			}
 			continue
 		}
 		names[name] = dir
