@@ -31,6 +31,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"time"
@@ -435,7 +436,7 @@ func (w *Watcher) work() {
 		default:
 		}
 
-		fi, status := w.h.Read(path)
+		fi, status := w.read(path)
 
 		w.mu.Lock()
 		st := w.files[path]
@@ -466,6 +467,19 @@ func (w *Watcher) work() {
 		}
 		w.mu.Unlock()
 	}
+}
+
+// read hands a file to the Handler. A bug it meets on one file (a reader
+// panicking on input it was not made for) fails that file, not the
+// process.
+func (w *Watcher) read(path string) (fi os.FileInfo, status Status) {
+	defer func() {
+		if p := recover(); p != nil {
+			w.log.Error("reading a "+w.what()+" file panicked; it is left out", "path", path, "panic", p, "stack", string(debug.Stack()))
+			fi, status = nil, Failed
+		}
+	}()
+	return w.h.Read(path)
 }
 
 // event acts on one inotify event.

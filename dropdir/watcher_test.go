@@ -39,6 +39,8 @@ func (r *recorder) Read(path string) (os.FileInfo, Status) {
 		return fi, Waiting
 	case strings.HasPrefix(string(data), "bad"):
 		return fi, Failed
+	case strings.HasPrefix(string(data), "panic"):
+		panic("a reader bug")
 	}
 	return fi, Done
 }
@@ -300,5 +302,19 @@ func TestIdleAndSlowReads(t *testing.T) {
 	defer mu.Unlock()
 	if idles == 0 {
 		t.Error("OnIdle did not run before Sync returned")
+	}
+}
+
+// A Handler that panics on a file fails that file; the watcher goes on.
+func TestReadPanics(t *testing.T) {
+	root := t.TempDir()
+	write(t, filepath.Join(root, "a.log"), "panic")
+	write(t, filepath.Join(root, "b.log"), "ok")
+	h := newRecorder()
+	w := start(t, Config{Dirs: []string{root}, NoInotify: true, Workers: 1}, h)
+	sync1(t, w)
+	sync1(t, w)
+	if h.count(filepath.Join(root, "b.log")) != 1 || h.count(filepath.Join(root, "a.log")) != 1 {
+		t.Errorf("reads %v: the panicking file once, the other once", h.reads)
 	}
 }
