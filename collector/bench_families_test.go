@@ -53,6 +53,7 @@ func benchmarkServerScrape(b *testing.B, collectors []string) {
 	}
 	scrape := func() int64 {
 		s := r.NewScrape(context.Background())
+		defer s.Close() // as the handler does: the run's arena is reused
 		reg := prometheus.NewRegistry()
 		reg.MustRegister(s)
 		mfs, err := reg.Gather()

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
 )
@@ -188,5 +189,32 @@ func TestValuesManySlots(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// A server scraped steadily reuses two arenas however its totals grow:
+// an arena recycled when it had become too small used to stay among the
+// spares and keep out the ones that fit, so every run made a new one.
+func TestArenasReusedAsTotalsGrow(t *testing.T) {
+	tr := newTracker(t, Config{})
+	t0 := time.Unix(1_700_000_000, 0)
+	rows := map[*Row]bool{} // the arrays of rows made
+	var prev *View
+	for i := range 60 {
+		// Totals grow by a factor of 4 a run: their varints lengthen
+		// past any headroom an arena was made with.
+		var e []string
+		for j := range 50 {
+			e = append(e, entry(fmt.Sprintf("%d:1:n", j), 10, uint64(4096)<<(2*i%58)+uint64(j)))
+		}
+		v := run(t, tr, t0.Add(time.Duration(i)*30*time.Second), ostText("fs-OST0000", e...))
+		rows[unsafe.SliceData(v.arena.rows)] = true
+		tr.Recycle(prev) // the scrape of the run before is done
+		prev = v
+	}
+	// The job count is steady: two arrays of rows do (the published
+	// View's, the one being written); a stuck spare made one per run.
+	if len(rows) > 2 {
+		t.Errorf("%d arrays of rows made in 60 runs", len(rows))
 	}
 }

@@ -156,23 +156,34 @@ func (t *Tracker) Recycle(v *View) {
 }
 
 // arenaFor returns an arena that holds rows rows, masks mask words and
-// size bytes of totals: a spare one if one is large enough.
+// size bytes of totals: a spare one, with whatever of it is too small
+// replaced. A spare too small is taken all the same, not left in the
+// spares: totals only grow, so it would never fit again, and it would keep
+// out the arenas recycled after it, which do.
 func (t *Tracker) arenaFor(rows, masks, size int) *arena {
 	t.spareMu.Lock()
-	for i, a := range t.spare {
-		if cap(a.rows) >= rows && cap(a.masks) >= masks && cap(a.data) >= size {
-			t.spare = append(t.spare[:i], t.spare[i+1:]...)
-			t.spareMu.Unlock()
-			a.rows, a.masks, a.data = a.rows[:rows], a.masks[:masks], a.data[:0]
-			clear(a.masks)
-			return a
-		}
+	a := &arena{}
+	if n := len(t.spare); n > 0 {
+		a = t.spare[n-1]
+		t.spare = t.spare[:n-1]
 	}
 	t.spareMu.Unlock()
-	// Room to grow: jobs come and go, and an arena a little too small
-	// for the next run would not be reused.
+	// Room to grow: jobs come and go and totals grow, and an arena a
+	// little too small for the next run would be made anew.
 	grow := func(n int) int { return n + n/8 + 64 }
-	return &arena{rows: make([]Row, rows, grow(rows)), masks: make([]uint64, masks, grow(masks)), data: make([]byte, 0, grow(size))}
+	if cap(a.rows) < rows {
+		a.rows = make([]Row, 0, grow(rows))
+	}
+	if cap(a.masks) < masks {
+		a.masks = make([]uint64, 0, grow(masks))
+	}
+	if cap(a.data) < size {
+		a.data = make([]byte, 0, grow(size))
+	}
+	clear(a.rows[rows:cap(a.rows)]) // no old identity kept alive
+	a.rows, a.masks, a.data = a.rows[:rows], a.masks[:masks], a.data[:0]
+	clear(a.masks)
+	return a
 }
 
 // publish makes the View of the run just ended.

@@ -29,6 +29,9 @@ type ConcurrentJobStatsParser struct {
 	sent    int // chunks handed to helpers
 	done    int // chunks delivered
 	stats   SectionStats
+	// js is the entry handed to the handler, which does not keep it: one
+	// for the section, not one escaping to the heap per chunk.
+	js JobStat
 }
 
 // NewConcurrentJobStatsParser returns a parser that hands each entry to h
@@ -107,13 +110,13 @@ func (p *ConcurrentJobStatsParser) deliverNext() {
 
 // deliver hands a chunk's entries to the handler.
 func (p *ConcurrentJobStatsParser) deliver(b *jobBatch) {
-	var js JobStat
 	for i := range b.jobs {
 		e := &b.jobs[i]
-		js = JobStat{JobID: b.ids[e.id:e.idEnd], SnapshotTime: e.snapshot, StartTime: e.start,
+		p.js = JobStat{JobID: b.ids[e.id:e.idEnd], SnapshotTime: e.snapshot, StartTime: e.start,
 			Ops: b.ops[e.op:e.opEnd:e.opEnd], Malformed: e.malformed}
-		p.h.Job(&js)
+		p.h.Job(&p.js)
 	}
+	p.js = JobStat{} // nothing of the batch kept past its reuse
 	p.stats.Jobs += b.stats.Jobs
 	p.stats.Stray += b.stats.Stray
 	b.reset()
