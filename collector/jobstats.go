@@ -28,7 +28,7 @@ var (
 	jobstatsTTL             = 15 * time.Minute
 	jobstatsLabels          = "jobid,uid,node,exe"
 	jobstatsEmitZero        = false
-	jobstatsUntrustedBucket = false
+	jobstatsUntrustedBucket = true
 )
 
 func init() {
@@ -42,7 +42,7 @@ func init() {
 			Default(jobstatsLabels).StringVar(&jobstatsLabels)
 		a.Flag("lustre.jobstats.emit-zero", "Also emit per-job series whose value is still zero.").
 			Default(fmt.Sprint(jobstatsEmitZero)).BoolVar(&jobstatsEmitZero)
-		a.Flag("lustre.jobstats.untrusted-bucket", `Count the traffic of discarded job_ids under jobid="_untrusted" instead of dropping it.`).
+		a.Flag("lustre.jobstats.untrusted-bucket", `Count the traffic of discarded job_ids under jobid="_untrusted", so that per-job series sum to the target's job_stats. --no-lustre.jobstats.untrusted-bucket drops it: sums over jobs then fall short by that traffic, and only lustre_jobid_entries_total{outcome=~"discarded_.*"} tells how many entries it came from.`).
 			Default(fmt.Sprint(jobstatsUntrustedBucket)).BoolVar(&jobstatsUntrustedBucket)
 	})
 }
@@ -73,13 +73,16 @@ func newJobstatsCollector(env Env) (Collector, error) {
 	case err != nil:
 		return nil, err
 	}
+	if !jobstatsUntrustedBucket && env.Logger != nil {
+		env.Logger.Warn("the traffic of discarded job_ids is dropped (--no-lustre.jobstats.untrusted-bucket): per-job sums will fall short of each target's job_stats")
+	}
 	env.lustre.TrackJobs("jobstats", tracker)
 	return &jobstatsCollector{perJob: jobstatsPerJobSeries}, nil
 }
 
 var (
 	jobidEntriesDesc = prometheus.NewDesc("lustre_jobid_entries_total",
-		"Job stats entries read, by what their job_id turned out to be (see the README for the outcomes); discarded_* entries count towards no job.",
+		"Job stats entries read, by what their job_id turned out to be (see the README for the outcomes); discarded_* entries count under jobid=\"_untrusted\", or nowhere with --no-lustre.jobstats.untrusted-bucket.",
 		[]string{"component", "target", "outcome"}, nil)
 	jobstatsMalformedDesc = prometheus.NewDesc("lustre_jobstats_malformed_lines_total",
 		"Lines of job_stats output that could not be parsed and were skipped; the rest of their entry was kept.",

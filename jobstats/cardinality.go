@@ -73,8 +73,8 @@ func (t *Tracker) summarize() {
 			}
 		}
 		for _, id := range tg.group.Identities() {
-			if id.Key == otherKey {
-				continue
+			if aggregate(id) {
+				continue // not a job: neither active nor in the density
 			}
 			if id.SeenInRun(run) {
 				tg.active++
@@ -96,7 +96,7 @@ func (t *Tracker) summarize() {
 
 // capSeries keeps the maxSeries identities that moved the most bytes (then
 // operations) in the last run, preferring those already shown so that
-// series do not flap at the boundary; the increments of the others go to
+// series do not flap at the boundary; the increments of the others move to
 // "_other".
 func (t *Tracker) capSeries(tg *target, run uint64, otherKey Key) {
 	ids := tg.group.Identities()
@@ -129,7 +129,7 @@ func (t *Tracker) capSeries(tg *target, run uint64, otherKey Key) {
 	}
 	top := &scoreHeap{}
 	for _, id := range ids {
-		if id.Key == otherKey {
+		if aggregate(id) {
 			continue
 		}
 		heap.Push(top, scored{id, score(id)})
@@ -141,25 +141,28 @@ func (t *Tracker) capSeries(tg *target, run uint64, otherKey Key) {
 	for _, s := range *top {
 		shown[s.id] = true
 	}
-	var fold []uint64
+	other := tg.group.Fold(otherKey, nil)
 	visible := make([]*identity, 0, t.maxSeries+1)
 	for _, id := range ids {
 		switch {
 		case id.Key == otherKey:
-		case shown[id]:
+		case shown[id] || aggregate(id):
 			visible = append(visible, id)
 		default:
-			for di, d := range id.RunDelta(run) {
-				if di >= len(fold) {
-					fold = append(fold, make([]uint64, di+1-len(fold))...)
-				}
-				fold[di] += d
-			}
+			// Its increments of this run count in "_other" alone: its
+			// own series, if it gets one back, goes on from where it
+			// stopped, and sums over all series stay exact.
+			tg.group.MoveRun(id, otherKey)
 		}
 	}
-	other := tg.group.Fold(otherKey, fold)
 	tg.visible = append(visible, other)
 	tg.shown = shown
+}
+
+// aggregate tells the identities that are not one job: "_other" and
+// "_untrusted", which always keep their series, outside the cap.
+func aggregate(id *identity) bool {
+	return id.Key == Key{OtherJob} || id.Key == Key{UntrustedJob}
 }
 
 type scored struct {

@@ -301,6 +301,31 @@ func (g *Group[K, M]) Fold(key K, delta []uint64) *Identity[K] {
 	return id
 }
 
+// MoveRun moves the increments id got in the current run, one per tracked
+// slot in the order of Delta, to the identity key: an identity without a
+// series of its own in this run (past a series cap) gives them to an
+// aggregate such as "_other". Each increment then counts once, in the
+// aggregate; id's totals stay what its series showed, and grow again from
+// there when it has a series once more. Its Delta still says what it did
+// in the run, for rates and rankings. It returns the aggregate.
+func (g *Group[K, M]) MoveRun(id *Identity[K], key K) *Identity[K] {
+	to, ok := g.ids[key]
+	if !ok {
+		to = &Identity[K]{Key: key}
+		g.ids[key] = to
+		g.idOrder = append(g.idOrder, to)
+	}
+	g.touch(to)
+	delta := id.RunDelta(g.acc.run)
+	for slot, di := range g.deltaIndex {
+		if di >= 0 && di < len(delta) && delta[di] != 0 {
+			id.Totals.Sub(slot, delta[di])
+			g.add(to, slot, delta[di])
+		}
+	}
+	return to
+}
+
 // RunDelta returns the identity's increments in run, nil when it got
 // none (or TrackDelta is off).
 func (id *Identity[K]) RunDelta(run uint64) []uint64 {

@@ -101,6 +101,14 @@ func (v *Vector) Add(slot int, d uint64) {
 	}
 }
 
+// Sub takes d back from slot, which must hold at least d: an increment
+// added earlier that is moved to another counter.
+func (v *Vector) Sub(slot int, d uint64) {
+	if i, ok := v.index(slot); ok {
+		v.vals[i] -= d
+	}
+}
+
 // Reserve makes room for n values in all, so that a vector filled slot
 // by slot is allocated once.
 func (v *Vector) Reserve(n int) {
