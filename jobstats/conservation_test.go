@@ -102,7 +102,7 @@ func conservationHistory(t *testing.T, seed uint64) {
 		live[tg] = map[string]*simJob{}
 	}
 	prev := map[string]map[string]*simJob{} // last run's entries, as printed
-	last := map[convKey]uint64{} // by series, its value when last exported
+	last := map[convKey]uint64{}            // by series, its value when last exported
 	t0 := time.Unix(1_700_000_000, 0)
 	next := 1000
 
