@@ -111,17 +111,37 @@ func TestJobSumsEqualJobStats(t *testing.T) {
 					t.Errorf("%s: the per-job series sum to %d, job_stats counted nothing", k, g)
 				}
 			}
-			for target, n := range dups {
-				series := fmt.Sprintf(`lustre_jobstats_duplicate_entries_total{component="ost",target="%s"}`, target)
-				if !strings.Contains(target, "OST") {
-					series = strings.Replace(series, `"ost"`, `"mdt"`, 1)
+			// The per-target totals say the same.
+			for k, w := range want {
+				f := strings.Fields(k)
+				var series string
+				switch f[0] {
+				case "lustre_job_read_bytes", "lustre_job_write_bytes":
+					series = fmt.Sprintf(`lustre_jobstats_%s_total{component="%s",target="%s"}`, strings.TrimPrefix(f[0], "lustre_job_"), componentOf(f[1]), f[1])
+				case "lustre_job_stats":
+					series = fmt.Sprintf(`lustre_jobstats_stats_total{component="%s",operation="%s",target="%s"}`, componentOf(f[1]), f[2], f[1])
+				default:
+					continue
 				}
+				if v := value(t, out, series); v != float64(w) {
+					t.Errorf("%s = %v, job_stats counted %d", series, v, w)
+				}
+			}
+			for target, n := range dups {
+				series := fmt.Sprintf(`lustre_jobstats_duplicate_entries_total{component="%s",target="%s"}`, componentOf(target), target)
 				if v := value(t, out, series); v != float64(n) {
 					t.Errorf("%s = %v, want %d (the entries left out of the sums)", series, v, n)
 				}
 			}
 		})
 	}
+}
+
+func componentOf(target string) string {
+	if strings.Contains(target, "MDT") {
+		return "mdt"
+	}
+	return "ost"
 }
 
 // jobStatsTotals reads the job_stats of text as lctl prints them: by

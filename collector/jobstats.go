@@ -96,6 +96,21 @@ var (
 	jobstatsIdentitiesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "identities"),
 		"Job identities of the target with per-job series (after label aggregation).",
 		[]string{"component", "target"}, nil)
+	// What the per-job series of a target add up to over their lifetimes:
+	// one series per target that a job's first scrape, an eviction or a
+	// fold never takes anything from, so that rate() of it is exact where
+	// a sum of rates over churning job series falls short. Beside the
+	// target's own stats (lustre_read_bytes_total, lustre_stats_total), it
+	// tells how much of the target's traffic job_stats saw.
+	jobstatsReadBytesDesc = prometheus.NewDesc("lustre_jobstats_read_bytes_total",
+		"Bytes read counted in the target's job_stats: every increment of its per-job series lustre_job_read_bytes, _other and _untrusted included, since the exporter first read the target.",
+		[]string{"component", "target"}, nil)
+	jobstatsWriteBytesDesc = prometheus.NewDesc("lustre_jobstats_write_bytes_total",
+		"Bytes written counted in the target's job_stats: every increment of its per-job series lustre_job_write_bytes, _other and _untrusted included, since the exporter first read the target.",
+		[]string{"component", "target"}, nil)
+	jobstatsOpsDesc = prometheus.NewDesc("lustre_jobstats_stats_total",
+		"Operations counted in the target's job_stats, by operation: every increment of its per-job series lustre_job_stats, _other and _untrusted included, since the exporter first read the target.",
+		[]string{"component", "target", "operation"}, nil)
 	jobstatsFormatDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "jobid_name_info"),
 		"The jobid_name format job_ids are read with, and where it came from (flag, lctl or default).",
 		[]string{"jobid_name", "from"}, nil)
@@ -118,6 +133,7 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 		ch <- prometheus.MustNewConstMetric(jobstatsDuplicatesDesc, prometheus.CounterValue, float64(t.Duplicates), t.Component, t.Target)
 		ch <- prometheus.MustNewConstMetric(jobstatsRawSeriesDesc, prometheus.GaugeValue, float64(t.RawSeries), t.Component, t.Target)
 		ch <- prometheus.MustNewConstMetric(jobstatsIdentitiesDesc, prometheus.GaugeValue, float64(t.Identities), t.Component, t.Target)
+		sendJobstatsCounted(ch, t)
 	}
 	sendJobSummaries(ch, v)
 	if c.perJob {
@@ -127,6 +143,30 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 		return runErr
 	}
 	return v.Err
+}
+
+// sendJobstatsCounted sends what a target's per-job series add up to.
+func sendJobstatsCounted(ch chan<- prometheus.Metric, t *jobstats.TargetView) {
+	if t.Counted == nil {
+		return // forgotten: its series are gone
+	}
+	since := created(t.CountedSince, 0)
+	for i := range t.Ops {
+		o := &t.Ops[i]
+		switch o.Name {
+		case "read_bytes", "write_bytes":
+			if o.Sum < 0 {
+				continue
+			}
+			desc := jobstatsReadBytesDesc
+			if o.Name == "write_bytes" {
+				desc = jobstatsWriteBytesDesc
+			}
+			ch <- counter(desc, float64(t.Counted[o.Sum]), since, t.Component, t.Target)
+		default:
+			ch <- counter(jobstatsOpsDesc, float64(t.Counted[o.Samples]), since, t.Component, t.Target, o.Name)
+		}
+	}
 }
 
 // jobColumn is one value of a target's rows in a family: its slot, the

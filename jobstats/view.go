@@ -2,6 +2,7 @@ package jobstats
 
 import (
 	"encoding/binary"
+	"slices"
 
 	"github.com/hpcio/hpcio_exporter/jobid"
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -36,6 +37,13 @@ type TargetView struct {
 	Identities int    // identities with totals, "_other" included
 	Active     int    // identities seen in the run
 	Density    []Density
+	// Counted holds, by slot, every increment the target's identities
+	// got since CountedSince (Unix seconds; the target's first run, or its
+	// return after being forgotten): what its per-job series add up to
+	// over their lifetimes, "_other" and "_untrusted" included, whatever
+	// came and went. Nil for a forgotten target.
+	Counted      []uint64
+	CountedSince float64
 	// Ops are the target's operations in the order lctl first printed
 	// them; their slots index the values of Rows.
 	Ops  []Op
@@ -225,6 +233,8 @@ func (t *Tracker) publish(err error) *View {
 		if tg.group == nil {
 			continue // forgotten: its identities with it
 		}
+		tv.Counted = slices.Clone(tg.group.Counted())
+		tv.CountedSince = float64(tg.group.Created.UnixNano()) / 1e9
 		tv.RawSeries = tg.group.Len()
 		tv.Identities = len(tg.group.Identities())
 		tv.Active = tg.active

@@ -65,6 +65,14 @@ type Group[K comparable, M any] struct {
 	idOrder []*Identity[K]
 	pending []*Series[K, M]
 
+	// counted holds, by slot, every increment added to the group's
+	// identities since the group was made (Created): what the group's
+	// series add up to over their lifetimes, lost to no eviction and
+	// no move between identities.
+	counted []uint64
+	// Created is when the group was made (the time of its first run).
+	Created time.Time
+
 	lastRun uint64
 }
 
@@ -125,6 +133,7 @@ func (a *Accumulator[K, M]) Group(name string) *Group[K, M] {
 		g = &Group[K, M]{
 			Name: name, acc: a, slots: map[string]int{},
 			series: map[string]*Series[K, M]{}, ids: map[K]*Identity[K]{},
+			Created: a.now,
 		}
 		a.groups[name] = g
 		a.order = append(a.order, g)
@@ -145,8 +154,13 @@ func (g *Group[K, M]) Slot(name string) int {
 	g.slots[name] = i
 	g.slotNames = append(g.slotNames, name)
 	g.deltaIndex = append(g.deltaIndex, -1)
+	g.counted = append(g.counted, 0)
 	return i
 }
+
+// Counted returns, by slot, every increment the group's identities got
+// since the group was made.
+func (g *Group[K, M]) Counted() []uint64 { return g.counted }
 
 // TrackDelta keeps the increments of slot in Identity.Delta (when the
 // Accumulator's TrackDelta is on) and returns its index there. Only the
@@ -214,6 +228,7 @@ func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 	default:
 		d = v - prev
 	}
+	g.counted[slot] += d
 	g.add(s.id, slot, d)
 }
 
@@ -275,6 +290,7 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 		id.Totals.Reserve(s.last.Len())
 	}
 	for slot, v := range s.last.All() {
+		g.counted[slot] += v
 		g.add(id, slot, v)
 	}
 	return id
@@ -295,6 +311,7 @@ func (g *Group[K, M]) Fold(key K, delta []uint64) *Identity[K] {
 	g.touch(id)
 	for slot, di := range g.deltaIndex {
 		if di >= 0 && di < len(delta) && delta[di] != 0 {
+			g.counted[slot] += delta[di]
 			g.add(id, slot, delta[di])
 		}
 	}
