@@ -50,6 +50,7 @@ func (t *Tracker) summarize() {
 		tg.active, tg.density, tg.visible = 0, nil, nil
 		if tg.group != nil && !live[tg.group] {
 			tg.group, tg.ops, tg.opList, tg.byPlace, tg.shown = nil, nil, nil, nil, nil
+			tg.recheck = nil
 		}
 		if tg.group == nil {
 			continue

@@ -60,6 +60,10 @@ type target struct {
 	density []Density
 	visible []*identity // identities with series, when capped; nil: all
 	shown   map[*identity]bool
+	// recheck are the series counted under "_untrusted" for lack of
+	// context: each run tries to repair them again with the well-formed
+	// ids known since.
+	recheck []*series
 }
 
 // Tracker keeps the per-job state of one Lustre server across lctl runs.
@@ -208,6 +212,7 @@ func (t *Tracker) Target(param string) lctl.JobStatsHandler {
 	if g := t.acc.Group(param); g != tg.group {
 		// New, or forgotten since: its slots start over.
 		tg.group, tg.ops, tg.opList, tg.byPlace, tg.shown = g, map[string]int{}, nil, nil, nil
+		tg.recheck = nil
 	}
 	tg.seenThisRun = true
 	return &targetHandler{t: tg}
@@ -351,6 +356,11 @@ func (t *Tracker) resolvePending() {
 		full, outcome := t.normalizer.Normalize([]byte(r.s.Key), t.known)
 		t.attach(r.t, r.s, full, outcome)
 	}
+	for _, tg := range t.order {
+		if tg.seenThisRun && tg.group != nil {
+			t.repairUntrusted(tg)
+		}
+	}
 	t.trimKnown()
 }
 
@@ -364,10 +374,40 @@ func (t *Tracker) attach(tg *target, s *series, full jobid.Identity, outcome job
 		tg.group.Resolve(s, t.project(full), true)
 	case t.bucket:
 		tg.group.Resolve(s, Key{UntrustedJob}, true)
+		if outcome.NeedsContext() {
+			tg.recheck = append(tg.recheck, s)
+		}
 	}
 	if outcome.Trusted() {
 		t.known.Add(full)
 	}
+}
+
+// repairUntrusted moves the series of tg counted under "_untrusted" that
+// the well-formed ids known now repair to their jobs, for what they count
+// from now on. A series not in this run's output is given up: if it comes
+// back, it is new.
+func (t *Tracker) repairUntrusted(tg *target) {
+	run := t.acc.Run()
+	kept := tg.recheck[:0]
+	for _, s := range tg.recheck {
+		if !s.SeenIn(run) {
+			continue
+		}
+		full, outcome := t.normalizer.Normalize([]byte(s.Key), t.known)
+		switch {
+		case !outcome.Kept():
+			kept = append(kept, s)
+			continue
+		case t.filter.allows(full):
+			tg.group.Rebind(s, t.project(full))
+		default:
+			tg.group.Rebind(s, Key{OtherJob})
+		}
+		s.Meta = seriesMeta{resolved: true, outcome: outcome}
+	}
+	clear(tg.recheck[len(kept):])
+	tg.recheck = kept
 }
 
 // trimKnown rebuilds the set of well-formed ids when cleaned-up jobs make

@@ -296,6 +296,22 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	return id
 }
 
+// Rebind makes s, attached to an identity already, feed the identity key
+// from now on: what it counted so far stays where it was counted, once.
+// A raw id first counted under an aggregate ("_untrusted") and repaired
+// later goes on under its job.
+func (g *Group[K, M]) Rebind(s *Series[K, M], key K) *Identity[K] {
+	id, ok := g.ids[key]
+	if !ok {
+		id = &Identity[K]{Key: key, Created: s.start}
+		g.ids[key] = id
+		g.idOrder = append(g.idOrder, id)
+	}
+	s.id = id
+	g.touch(id)
+	return id
+}
+
 // Fold adds increments, one per tracked slot in the order of Delta, to the
 // identity key, which raw
 // series need not feed: an aggregate such as the "_other" of identities
