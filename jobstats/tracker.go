@@ -64,6 +64,9 @@ type target struct {
 	// context: each run tries to repair them again with the well-formed
 	// ids known since.
 	recheck []*series
+	// lastSnapshot is the latest snapshot_time of the run's entries: the
+	// server's clock when the tracker first read the target.
+	lastSnapshot float64
 }
 
 // Tracker keeps the per-job state of one Lustre server across lctl runs.
@@ -186,6 +189,7 @@ func (t *Tracker) BeginRun(now time.Time) {
 	t.lctlFormat = ""
 	for _, tg := range t.order {
 		tg.seenThisRun = false
+		tg.lastSnapshot = 0
 	}
 }
 
@@ -225,6 +229,7 @@ type targetHandler struct{ t *target }
 func (h *targetHandler) Job(js *lctl.JobStat) {
 	t := h.t
 	g := t.group
+	t.lastSnapshot = max(t.lastSnapshot, js.SnapshotTime)
 	s, first := g.Observe(js.JobID, js.StartTime)
 	if s == nil {
 		t.duplicates++
@@ -338,6 +343,12 @@ func (t *Tracker) resolvePending() {
 	for _, tg := range t.order {
 		if !tg.seenThisRun {
 			continue
+		}
+		if tg.group.CreatedFloor == 0 {
+			// The first run of the target (or its return after being
+			// forgotten): the jobs already there make counters that start
+			// now, as far as anyone reading them can tell.
+			tg.group.CreatedFloor = tg.lastSnapshot
 		}
 		for _, s := range tg.group.Pending() {
 			if s.Meta.resolved && !s.Meta.outcome.NeedsContext() {

@@ -72,6 +72,14 @@ type Group[K comparable, M any] struct {
 	counted []uint64
 	// Created is when the group was made (the time of its first run).
 	Created time.Time
+	// CreatedFloor is the earliest created timestamp an identity of the
+	// group may have (Unix seconds, 0: none): the time the caller first
+	// read the group. An identity's totals start from a raw series' whole
+	// value, so a series that started before anyone read it makes a
+	// counter that starts here, not at the series' start: after a restart
+	// of the exporter, a counter that may be lower than the one it
+	// exported before has a new created timestamp, a new lifetime.
+	CreatedFloor float64
 
 	lastRun uint64
 }
@@ -280,7 +288,7 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 	}
 	id, ok := g.ids[key]
 	if !ok {
-		id = &Identity[K]{Key: key, Created: s.start}
+		id = &Identity[K]{Key: key, Created: g.created(s)}
 		g.ids[key] = id
 		g.idOrder = append(g.idOrder, id)
 	}
@@ -303,13 +311,22 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 func (g *Group[K, M]) Rebind(s *Series[K, M], key K) *Identity[K] {
 	id, ok := g.ids[key]
 	if !ok {
-		id = &Identity[K]{Key: key, Created: s.start}
+		id = &Identity[K]{Key: key, Created: g.created(s)}
 		g.ids[key] = id
 		g.idOrder = append(g.idOrder, id)
 	}
 	s.id = id
 	g.touch(id)
 	return id
+}
+
+// created is the created timestamp of an identity s starts: the series'
+// start, not before the group's floor; 0 when the source gives no start.
+func (g *Group[K, M]) created(s *Series[K, M]) float64 {
+	if s.start == 0 {
+		return 0
+	}
+	return max(s.start, g.CreatedFloor)
 }
 
 // Fold adds increments, one per tracked slot in the order of Delta, to the
