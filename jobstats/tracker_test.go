@@ -258,3 +258,37 @@ func TestUntrustedRepairedLater(t *testing.T) {
 		t.Errorf("run 3: _untrusted wrote %d, want the 3×4096 of before", got)
 	}
 }
+
+// A job that starts after the tracker first read its target counts from
+// its start_time; one already there counts from that first read (its
+// snapshot_time), so that a tracker made anew (an exporter restart) gives
+// the counters it starts lower a new created timestamp.
+func TestCreatedTimestamps(t *testing.T) {
+	created := func(v *View, job string) float64 {
+		for _, tv := range v.Targets {
+			for i := range tv.Rows {
+				if tv.Rows[i].Key[0] == job {
+					return tv.Rows[i].Created
+				}
+			}
+		}
+		return -1
+	}
+	t0 := time.Unix(1_700_000_000, 0)
+	tr := newTracker(t, Config{})
+	// entry's snapshot_time is its start + 100.
+	v := run(t, tr, t0, ostText("fs-OST0000", entry("1:1:a", 1000, 4096)))
+	if got := created(v, "1"); got != 1100 {
+		t.Errorf("a job there at the first read: created %v, want its snapshot_time 1100", got)
+	}
+	v = run(t, tr, t0.Add(30*time.Second), ostText("fs-OST0000", entry("1:1:a", 1000, 8192), entry("2:1:a", 1120, 4096)))
+	if got := created(v, "2"); got != 1120 {
+		t.Errorf("a job started after the first read: created %v, want its start_time 1120", got)
+	}
+	// A restart: the new tracker's first read is later.
+	tr = newTracker(t, Config{})
+	v = run(t, tr, t0.Add(60*time.Second), ostText("fs-OST0000", entry("1:1:a", 1000, 8192), entry("2:1:a", 1120, 4096)))
+	if a, b := created(v, "1"), created(v, "2"); a != 1220 || b != 1220 {
+		t.Errorf("after a restart: created %v and %v, want the new first read's 1220", a, b)
+	}
+}
