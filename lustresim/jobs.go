@@ -145,10 +145,16 @@ func (s *Sim) newJob(rng *rand.Rand, seq int64, epochStart float64) *Job {
 	default:
 		j.Kind = Service
 	}
-	// Sequence-derived ids: no two live jobs print the same raw id.
-	u := 20000 + seq%40000
-	if u < 0 {
-		u += 40000
+	// Sequence-derived ids: no two live jobs print the same raw id. The
+	// uid is in the raw ids of processes outside jobs (exe.uid, :uid:host),
+	// so it must not repeat among live jobs either: sequence numbers of
+	// epochs ten apart (6000 s, more than a job lives with its cleanup)
+	// may share one, closer ones may not. (A uid repeating every two
+	// epochs made two live processes print one id, which Lustre would
+	// have counted as one entry.)
+	u := 20000 + seq%1000000
+	if u < 20000 {
+		u += 1000000
 	}
 	j.UID = strconv.FormatInt(u, 10)
 	switch j.Kind {

@@ -140,3 +140,13 @@ func asExit(err error, target **toolrun.ExitError) bool {
 	*target = e
 	return ok
 }
+
+// No two entries of a target share a raw job_id, at any time: Lustre
+// keys its entries by job_id. (Processes outside jobs once repeated their
+// uid every two epochs, and two of them printed one id.)
+func TestRawIDsUnique(t *testing.T) {
+	s := New(Config{Seed: 11, FSName: "u", MDTs: 1, OSTs: 2, Jobs: 400})
+	for step := range 36 {
+		parse(t, s, time.Unix(1.8e9+int64(step)*600, 0)) // errors on a repeated id
+	}
+}

@@ -1,0 +1,378 @@
+package collector
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+
+	"github.com/hpcio/hpcio_exporter/exposition"
+	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/lustresim"
+)
+
+// The soak: a simulated server scraped every 30 s for hours of its time
+// (-soak.hours; 2 in a plain go test, 24 for the full run:
+// go test ./collector -run TestSoak -soak.hours=24 -v), with jobs coming
+// and going by the thousand, idle entries cleaned up and restarted, broken
+// job_ids, lctl failing or hanging past its timeout, and the exporter
+// restarted every few hours. At every scrape it checks, against the
+// job_stats the simulator printed:
+//
+//   - no per-job counter goes down within its lifetime (its created
+//     timestamp);
+//   - per target and counter, the series grew by exactly the increments of
+//     the job_stats (the δ rule, with start_time telling restarts): every
+//     increment exported once, none twice;
+//   - memory stays bounded: the heap after the last scrape is within a
+//     factor of the heap after the first hour.
+var soakHours = flag.Float64("soak.hours", 2, "simulated hours of TestSoak")
+
+// soakSource prints the simulator's job_stats at the soak's clock, fails,
+// or hangs until the run's deadline, as told.
+type soakSource struct {
+	sim *lustresim.Sim
+
+	mu        sync.Mutex
+	now       time.Time
+	mode      string // "", "fail" or "hang"
+	delivered []byte // the text of the last successful call
+	calls     int
+}
+
+func (s *soakSource) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls++
+	s.delivered = nil
+	switch s.mode {
+	case "fail":
+		return nil, errors.New("lctl: simulated failure")
+	case "hang":
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	var buf bytes.Buffer
+	if err := s.sim.WriteParams(&buf, s.now, patterns...); err != nil {
+		return nil, err
+	}
+	s.delivered = buf.Bytes()
+	return io.NopCloser(bytes.NewReader(s.delivered)), nil
+}
+
+// soakTruth applies the δ rule to the job_stats the exporter was given.
+type soakTruth struct {
+	prev map[string]map[string]*lctl.JobStat // target → job_id → last entry
+	ids  map[string]bool                     // every raw id ever printed
+}
+
+// increments returns the increments of text's entries over the last
+// text's, by "family target [operation]" in the exporter's units.
+func (s *soakTruth) increments(t *testing.T, text []byte) map[string]uint64 {
+	t.Helper()
+	inc := map[string]uint64{}
+	err := lctl.Scan(bytes.NewReader(text), "", func(param string) lctl.SectionParser {
+		_, target, ok := lctl.JobStatsParam(param)
+		if !ok {
+			return nil
+		}
+		return lctl.NewJobStatsParser(&soakHandler{s: s, target: target, inc: inc, now: map[string]*lctl.JobStat{}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return inc
+}
+
+type soakHandler struct {
+	s      *soakTruth
+	target string
+	inc    map[string]uint64
+	now    map[string]*lctl.JobStat
+}
+
+func (h *soakHandler) Job(js *lctl.JobStat) {
+	c := *js
+	c.Ops = append([]lctl.OpStat(nil), js.Ops...)
+	id := string(js.JobID)
+	h.now[id] = &c
+	h.s.ids[id] = true
+	p := h.s.prev[h.target][id]
+	if p != nil && p.StartTime != c.StartTime {
+		p = nil // restarted
+	}
+	for _, op := range c.Ops {
+		var last lctl.OpStat
+		if p != nil {
+			for _, o := range p.Ops {
+				if o.Op == op.Op {
+					last = o
+				}
+			}
+		}
+		delta := func(v, w uint64) uint64 {
+			if v >= w {
+				return v - w
+			}
+			return v
+		}
+		samples, sum := delta(op.Samples, last.Samples), delta(op.Sum, last.Sum)
+		switch op.Op {
+		case "read_bytes", "write_bytes":
+			dir := strings.TrimSuffix(op.Op, "_bytes")
+			h.inc[fmt.Sprintf("lustre_job_%s_samples %s", dir, h.target)] += samples
+			if op.HasSum {
+				h.inc[fmt.Sprintf("lustre_job_%s_bytes %s", dir, h.target)] += sum
+			}
+		default:
+			h.inc[fmt.Sprintf("lustre_job_stats %s %s", h.target, op.Op)] += samples
+		}
+		if op.Unit == lctl.UnitUsecs && op.HasSum {
+			h.inc[fmt.Sprintf("lustre_job_operation_seconds %s %s", h.target, op.Op)] += sum
+		}
+	}
+}
+
+func (h *soakHandler) End(complete bool, _ lctl.SectionStats) {
+	if !complete {
+		panic("the simulator's output is always whole")
+	}
+	h.s.prev[h.target] = h.now // an entry not printed is gone at the source
+}
+
+// soakSeries is what the soak remembers of an exported series lifetime.
+type soakSeries struct {
+	value uint64 // in the family's integer unit (microseconds for seconds)
+	seen  int    // the scrape it was last exported in
+}
+
+// perJobSample reads a line of a per-job family in OpenMetrics: the
+// family, "total" or "created", the labels and the value.
+func perJobSample(line string) (family, kind, labels, value string, ok bool) {
+	if !strings.HasPrefix(line, "lustre_job_") {
+		return
+	}
+	brace := strings.IndexByte(line, '{')
+	end := strings.LastIndex(line, "} ")
+	if brace < 0 || end < brace {
+		return
+	}
+	name := line[:brace]
+	switch {
+	case strings.HasSuffix(name, "_total"):
+		family, kind = strings.TrimSuffix(name, "_total"), "total"
+	case strings.HasSuffix(name, "_created"):
+		family, kind = strings.TrimSuffix(name, "_created"), "created"
+	default:
+		return
+	}
+	switch family {
+	case "lustre_job_read_bytes", "lustre_job_write_bytes", "lustre_job_read_samples", "lustre_job_write_samples",
+		"lustre_job_stats", "lustre_job_operation_seconds":
+	default:
+		return
+	}
+	return family, kind, line[brace+1 : end], line[end+2:], true
+}
+
+// labelValue returns the value of label name in labels (name="value",…),
+// for values without quotes in them.
+func labelValue(labels, name string) string {
+	i := strings.Index(labels, name+`="`)
+	if i < 0 || (i > 0 && labels[i-1] != ',') {
+		return ""
+	}
+	rest := labels[i+len(name)+2:]
+	return rest[:strings.IndexByte(rest, '"')]
+}
+
+func TestSoak(t *testing.T) {
+	hours := *soakHours
+	steps := int(hours * 120)
+	restartEvery := 6 * 120 // scrapes: 6 simulated hours
+	if hours < 12 {
+		restartEvery = 120 // an hour: the short soak restarts once
+	}
+	onlyCollectors(t, "jobstats")
+	setFlag(t, &lctlTimeout, 100*time.Millisecond)
+	setFlag(t, &lctlTimeoutOffset, 10*time.Millisecond)
+
+	sim := lustresim.New(lustresim.Config{Seed: 11, FSName: "soak", MDTs: 1, OSTs: 2, Jobs: 400,
+		Cleanup: 90 * time.Second, JobIDName: "%j:%u:%H", Special: true})
+	rng := rand.New(rand.NewPCG(11, 12))
+	t0 := time.Unix(1_760_000_000, 0)
+
+	var (
+		src       *soakSource
+		r         *Registry
+		truth     *soakTruth
+		lifetimes = map[string]*soakSeries{} // family+labels+created → last value
+		restarts  int
+		failures  int
+		hangs     int
+		checked   int
+		bytesSeen uint64
+		series    = map[string]bool{}
+		heapHour  uint64
+		heapPeak  uint64
+	)
+	start := func() {
+		src = &soakSource{sim: sim}
+		var err error
+		r, err = NewRegistry(Env{Logger: slog.New(slog.DiscardHandler), LctlSource: src, Lnetctl: testLnetctl})
+		if err != nil {
+			t.Fatal(err)
+		}
+		truth = &soakTruth{prev: map[string]map[string]*lctl.JobStat{}, ids: map[string]bool{}}
+	}
+	start()
+	ids := map[string]bool{}
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	for step := range steps {
+		if step > 0 && step%restartEvery == 0 {
+			for id := range truth.ids {
+				ids[id] = true
+			}
+			start() // the exporter restarts: a new tracker, nothing kept
+			restarts++
+		}
+		now := t0.Add(time.Duration(step) * 30 * time.Second)
+		src.mu.Lock()
+		src.now, src.mode = now, ""
+		switch x := rng.IntN(100); {
+		case x < 2:
+			src.mode = "fail"
+			failures++
+		case x < 3:
+			src.mode = "hang"
+			hangs++
+		}
+		src.mu.Unlock()
+
+		s := r.NewScrape(context.Background())
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(s)
+		mfs, _ := reg.Gather() // a failed run fails the collector, not the test
+		var out bytes.Buffer
+		if err := exposition.WriteResponse(&out, expfmt.FmtOpenMetrics_1_0_0, mfs, s.Streams()); err != nil {
+			t.Fatal(err)
+		}
+		s.Close()
+
+		src.mu.Lock()
+		delivered := src.delivered
+		src.mu.Unlock()
+		want := map[string]uint64{}
+		if delivered != nil {
+			want = truth.increments(t, delivered)
+		}
+
+		// The exported series, by lifetime.
+		type sample struct {
+			value   uint64
+			created string
+		}
+		now2 := map[string]*sample{}
+		for _, line := range strings.Split(out.String(), "\n") {
+			family, kind, labels, value, ok := perJobSample(line)
+			if !ok {
+				continue
+			}
+			key := family + "{" + labels + "}"
+			sm := now2[key]
+			if sm == nil {
+				sm = &sample{}
+				now2[key] = sm
+			}
+			if kind == "created" {
+				sm.created = value
+				continue
+			}
+			v, err := strconv.ParseFloat(value, 64)
+			if err != nil {
+				t.Fatalf("%s: %v", line, err)
+			}
+			if family == "lustre_job_operation_seconds" {
+				v *= 1e6
+			}
+			sm.value = uint64(math.Round(v))
+		}
+		got := map[string]uint64{}
+		for key, sm := range now2 {
+			series[key] = true
+			life := key + " " + sm.created
+			family, labels, _ := strings.Cut(key, "{")
+			k := family + " " + labelValue(labels, "target")
+			if op := labelValue(labels, "operation"); op != "" {
+				k += " " + op
+			}
+			last := lifetimes[life]
+			if last == nil {
+				last = &soakSeries{}
+				lifetimes[life] = last
+			}
+			if sm.value < last.value {
+				t.Fatalf("scrape %d (%s): %s went down within its lifetime (created %s), from %d to %d",
+					step, now.UTC().Format(time.TimeOnly), key, sm.created, last.value, sm.value)
+			}
+			got[k] += sm.value - last.value
+			last.value, last.seen = sm.value, step
+		}
+		for k, w := range want {
+			if got[k] != w {
+				t.Fatalf("scrape %d: %s: the series grew by %d, job_stats by %d", step, k, got[k], w)
+			}
+			if strings.HasSuffix(strings.Fields(k)[0], "_bytes") {
+				bytesSeen += w
+			}
+		}
+		for k, g := range got {
+			if want[k] != g {
+				t.Fatalf("scrape %d: %s: the series grew by %d, job_stats by %d", step, k, g, want[k])
+			}
+		}
+		checked++
+		// Lifetimes not exported for a day are done with.
+		if step%120 == 0 {
+			for life, ls := range lifetimes {
+				if step-ls.seen > 2880 {
+					delete(lifetimes, life)
+				}
+			}
+		}
+		if step == 119 || step == steps-1 || (step > 0 && step%360 == 0) {
+			h := heap()
+			heapPeak = max(heapPeak, h)
+			if step == 119 {
+				heapHour = h
+			}
+			if step == steps-1 && heapHour > 0 && h > 3*heapHour {
+				t.Errorf("heap after the last scrape %d MB, more than 3× the %d MB after the first hour", h>>20, heapHour>>20)
+			}
+		}
+	}
+	for id := range truth.ids {
+		ids[id] = true
+	}
+	t.Logf("soak: %g simulated hours, %d scrapes checked exactly (%d lctl failures, %d lctl hangs killed at the timeout, %d exporter restarts); %d raw job_ids and %d per-job series seen; %.1f TB counted; heap after the first hour %.1f MB, peak %.1f MB",
+		hours, checked, failures, hangs, restarts, len(ids), len(series), float64(bytesSeen)/1e12, float64(heapHour)/1e6, float64(heapPeak)/1e6)
+}
