@@ -38,6 +38,13 @@ import (
 //   - per target and counter, the series grew by exactly the increments of
 //     the job_stats (the δ rule, with start_time telling restarts): every
 //     increment exported once, none twice;
+//   - per target, the per-target totals of the per-job series
+//     (lustre_jobstats_*_total) grew by what the simulator's job_stats
+//     showed since the last read, and the target's own counters
+//     (lustre_*_bytes_total, lustre_stats_total) by what it counted: one
+//     OST cleans up its entries after 10 s, less than the scrape interval,
+//     so that part of its traffic is cleaned up between two scrapes, and
+//     its jobstats coverage is below 1 while the others' is 1;
 //   - memory stays bounded: the heap after the last scrape is within a
 //     factor of the heap after the first hour.
 var soakHours = flag.Float64("soak.hours", 2, "simulated hours of TestSoak")
@@ -207,12 +214,14 @@ func TestSoak(t *testing.T) {
 	if hours < 12 {
 		restartEvery = 120 // an hour: the short soak restarts once
 	}
-	onlyCollectors(t, "jobstats")
+	onlyCollectors(t, "jobstats", "ost_stats", "mdt_stats")
 	setFlag(t, &lctlTimeout, 100*time.Millisecond)
 	setFlag(t, &lctlTimeoutOffset, 10*time.Millisecond)
 
+	const shortCleanup = "soak-OST0001"
 	sim := lustresim.New(lustresim.Config{Seed: 11, FSName: "soak", MDTs: 1, OSTs: 2, Jobs: 400,
-		Cleanup: 90 * time.Second, JobIDName: "%j:%u:%H", Special: true})
+		Cleanup: 90 * time.Second, TargetCleanup: map[string]time.Duration{shortCleanup: 10 * time.Second},
+		JobIDName: "%j:%u:%H", Special: true, Coverage: true})
 	rng := rand.New(rand.NewPCG(11, 12))
 	t0 := time.Unix(1_760_000_000, 0)
 
@@ -225,11 +234,18 @@ func TestSoak(t *testing.T) {
 		failures  int
 		hangs     int
 		checked   int
-		bytesSeen uint64
 		newSeries int // series lifetimes
 		jobsSeen  int // distinct raw ids, summed over the exporter's lives
 		heapHour  uint64
 		heapPeak  uint64
+		heapLast  uint64
+		// Per target: the exporter's per-target totals and counters and
+		// the simulator's read at the last successful scrape of this
+		// exporter's life, and what the soak saw and counted in all.
+		lastTotals map[string]targetTraffic
+		lastReads  map[string]lustresim.CoverageRead
+		seenAll    = map[string]uint64{}
+		countedAll = map[string]uint64{}
 	)
 	start := func() {
 		if truth != nil {
@@ -242,6 +258,7 @@ func TestSoak(t *testing.T) {
 			t.Fatal(err)
 		}
 		truth = &soakTruth{prev: map[string]map[string]*lctl.JobStat{}, ids: map[string]bool{}}
+		lastTotals, lastReads = nil, nil
 	}
 	start()
 	heap := func() uint64 {
@@ -341,14 +358,48 @@ func TestSoak(t *testing.T) {
 			if got[k] != w {
 				t.Fatalf("scrape %d: %s: the series grew by %d, job_stats by %d", step, k, got[k], w)
 			}
-			if strings.HasSuffix(strings.Fields(k)[0], "_bytes") {
-				bytesSeen += w
-			}
 		}
 		for k, g := range got {
 			if want[k] != g {
 				t.Fatalf("scrape %d: %s: the series grew by %d, job_stats by %d", step, k, g, want[k])
 			}
+		}
+		if delivered != nil {
+			totals := perTargetTraffic(t, out.String())
+			reads := map[string]lustresim.CoverageRead{}
+			for target, rs := range sim.Coverage() {
+				if r := rs[len(rs)-1]; r.Time == float64(now.Unix()) {
+					reads[target] = r
+				}
+			}
+			if len(reads) != 3 || len(totals) != 3 {
+				t.Fatalf("scrape %d: %d targets read by the simulator, %d exported; want 3", step, len(reads), len(totals))
+			}
+			for target, r := range reads {
+				if lastTotals == nil {
+					break // the exporter's first scrape: its totals start here
+				}
+				got, prev, last := totals[target], lastTotals[target], lastReads[target]
+				seen, counted := r.Seen.Bytes-last.Seen.Bytes, r.Counted.Bytes-last.Counted.Bytes
+				gotSeen, gotCounted := got.jobBytes-prev.jobBytes, got.bytes-prev.bytes
+				if strings.Contains(target, "-MDT") {
+					seen, counted = r.Seen.Ops-last.Seen.Ops, r.Counted.Ops-last.Counted.Ops
+					gotSeen, gotCounted = got.jobOps-prev.jobOps, got.ops-prev.ops
+				}
+				if gotSeen != float64(seen) {
+					t.Fatalf("scrape %d: %s: lustre_jobstats totals grew by %.0f, the simulator's job_stats showed %d", step, target, gotSeen, seen)
+				}
+				// The targets' counters are exposed as float64: beyond 2^53
+				// (weeks of bytes), exact to a few units in the last place.
+				if math.Abs(gotCounted-float64(counted)) > 4*float64(r.Counted.Bytes+r.Counted.Ops)/(1<<53) {
+					t.Fatalf("scrape %d: %s: the target's counters grew by %.0f, the simulator counted %d", step, target, gotCounted, counted)
+				}
+				seenAll[target] += seen
+				countedAll[target] += counted
+			}
+			// After a failed run, the next increase spans both intervals,
+			// as the simulator's next read does.
+			lastTotals, lastReads = totals, reads
 		}
 		checked++
 		// Lifetimes not exported for an hour are done with: the TTL
@@ -368,12 +419,74 @@ func TestSoak(t *testing.T) {
 			if step == 119 {
 				heapHour = h
 			}
+			if step == steps-1 {
+				heapLast = h
+			}
 			if step == steps-1 && heapHour > 0 && h > 3*heapHour {
 				t.Errorf("heap after the last scrape %d MB, more than 3× the %d MB after the first hour", h>>20, heapHour>>20)
 			}
 		}
 	}
 	jobsSeen += len(truth.ids)
-	t.Logf("soak: %g simulated hours, %d scrapes checked exactly (%d lctl failures, %d lctl hangs killed at the timeout, %d exporter restarts); %d raw job_ids (counted anew after each restart) and %d per-job series lifetimes; %.1f TB counted; heap after the first hour %.1f MB, peak %.1f MB",
-		hours, checked, failures, hangs, restarts, jobsSeen, newSeries, float64(bytesSeen)/1e12, float64(heapHour)/1e6, float64(heapPeak)/1e6)
+	var coverage []string
+	for _, target := range []string{"soak-MDT0000", "soak-OST0000", shortCleanup} {
+		c := float64(seenAll[target]) / float64(countedAll[target])
+		coverage = append(coverage, fmt.Sprintf("%s %.4f", target, c))
+		switch {
+		case countedAll[target] == 0:
+			t.Errorf("%s counted nothing", target)
+		case target == shortCleanup && c > 0.99:
+			t.Errorf("%s (job_cleanup_interval 10 s, scrapes every 30 s): coverage %.4f, want some traffic cleaned up between scrapes", target, c)
+		case target != shortCleanup && (c < 0.9999 || c > 1.0001):
+			t.Errorf("%s (job_cleanup_interval 90 s, scrapes every 30 s): coverage %.6f, want 1", target, c)
+		}
+	}
+	t.Logf("soak: jobstats coverage (what job_stats showed the exporter over what the targets counted): %s", strings.Join(coverage, ", "))
+	t.Logf("soak: %g simulated hours, %d scrapes checked exactly (%d lctl failures, %d lctl hangs killed at the timeout, %d exporter restarts); %d raw job_ids (counted anew after each restart) and %d per-job series lifetimes; OSTs moved %.1f TB between scrapes, %.1f TB of it seen in job_stats; heap after the first hour %.1f MB, peak %.1f MB, after the last scrape %.1f MB",
+		hours, checked, failures, hangs, restarts, jobsSeen, newSeries, float64(countedAll["soak-OST0000"]+countedAll[shortCleanup])/1e12,
+		float64(seenAll["soak-OST0000"]+seenAll[shortCleanup])/1e12, float64(heapHour)/1e6, float64(heapPeak)/1e6, float64(heapLast)/1e6)
+}
+
+// targetTraffic is what one scrape exports of a target's traffic: the
+// per-target totals of its per-job series (bytes read and written, other
+// operations) and the target's own counters.
+type targetTraffic struct {
+	jobBytes, jobOps float64
+	bytes, ops       float64
+}
+
+// perTargetTraffic reads the per-target families of a scrape in
+// OpenMetrics, by target.
+func perTargetTraffic(t *testing.T, text string) map[string]targetTraffic {
+	t.Helper()
+	out := map[string]targetTraffic{}
+	for _, line := range strings.Split(text, "\n") {
+		brace := strings.IndexByte(line, '{')
+		end := strings.LastIndex(line, "} ")
+		if brace < 0 || end < brace {
+			continue
+		}
+		name, labels := line[:brace], line[brace+1:end]
+		target := labelValue(labels, "target")
+		op := labelValue(labels, "operation")
+		v, err := strconv.ParseFloat(line[end+2:], 64)
+		if err != nil || target == "" {
+			continue
+		}
+		tt := out[target]
+		switch {
+		case name == "lustre_jobstats_read_bytes_total" || name == "lustre_jobstats_write_bytes_total":
+			tt.jobBytes += v
+		case name == "lustre_jobstats_stats_total":
+			tt.jobOps += v
+		case name == "lustre_read_bytes_total" || name == "lustre_write_bytes_total":
+			tt.bytes += v
+		case name == "lustre_stats_total" && labelValue(labels, "component") == "mdt" && op != "":
+			tt.ops += v
+		default:
+			continue
+		}
+		out[target] = tt
+	}
+	return out
 }

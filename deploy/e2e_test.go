@@ -170,6 +170,7 @@ func TestEndToEnd(t *testing.T) {
 	time.Sleep(time.Until(t0.Add(dataFor)))
 
 	checkTruth(t, api, demoAddr)
+	checkCoverage(t, api, demoAddr)
 	alerts := waitStormAlert(t, amAddr, darshanReady, drill.JobID, t0.Add(dataFor+120*time.Second))
 	evaluateAll(t, api, darshanReady, map[string]string{
 		"fs": "demo", "jobid": drill.JobID, "topn": "10", "workflow": "yaml2023",

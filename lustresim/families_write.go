@@ -96,6 +96,17 @@ func (s *Sim) writeOpStats(w *writer, r *targetRates, share, t float64) {
 	}
 }
 
+// writeOps prints a target's operations, scaled by share: its jobs'
+// counts when they come and go (totals.go), the average rates of static
+// jobs.
+func (s *Sim) writeOps(w *writer, r *targetRates, isMDT bool, target string, share, t float64) {
+	if s.cfg.Static {
+		s.writeOpStats(w, r, share, t)
+		return
+	}
+	s.writeTargetCounts(w, r, isMDT, targetIndex(target), share, t)
+}
+
 // sizeRange is the smallest and largest I/O size of a target's jobs.
 func sizeRange(rpc map[uint64]float64) (lo, hi uint64) {
 	for size, rate := range rpc {
@@ -151,7 +162,7 @@ func (s *Sim) writeTarget(w *writer, f *familyState, param, target, leaf string,
 	switch {
 	case leaf == "stats" || leaf == "md_stats":
 		s.statsHeader(w, param, t)
-		s.writeOpStats(w, r, 1, t)
+		s.writeOps(w, r, isMDT, target, 1, t)
 		if !isMDT {
 			// Every MDT and client polls the OST's space.
 			s.timed(w, "statfs", s.count(float64(clients+uint64(s.cfg.MDTs)), t), "usecs", 1, 40, 5)
@@ -166,7 +177,7 @@ func (s *Sim) writeTarget(w *writer, f *familyState, param, target, leaf string,
 		}
 		s.statsHeader(w, param, t)
 		if share > 0 {
-			s.writeOpStats(w, r, share, t)
+			s.writeOps(w, r, isMDT, target, share, t)
 		}
 	case leaf == "num_exports":
 		n := clients + uint64(s.cfg.MDTs)

@@ -87,7 +87,7 @@ func (s *Sim) jobsAt(t float64) []*Job {
 	out := append([]*Job(nil), s.special...)
 	for e := first; e <= last; e++ {
 		for _, j := range s.epoch(e) {
-			if j.Arrive <= t && t < j.Leave+s.cfg.Cleanup.Seconds() {
+			if j.Arrive <= t && t < j.Leave+s.maxCleanup {
 				out = append(out, j)
 			}
 		}

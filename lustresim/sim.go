@@ -36,6 +36,15 @@ type Config struct {
 	// Cleanup is Lustre's job_cleanup_interval: an entry idle for longer
 	// is dropped, and its counters restart when the job comes back.
 	Cleanup time.Duration
+	// TargetCleanup sets the job_cleanup_interval of single targets, by
+	// name (it is a parameter of each target in Lustre). One shorter than
+	// the scrape interval makes entries vanish between two scrapes, with
+	// what they counted since the last one: jobstats coverage below 1.
+	TargetCleanup map[string]time.Duration
+	// Coverage keeps, per target, what its job_stats showed to whoever read
+	// them and what the target counted meanwhile (Sim.Coverage): the truth
+	// of the share of a target's traffic a reader of job_stats can see.
+	Coverage bool
 	// Dialect is the Lustre version whose output is imitated.
 	Dialect Dialect
 	// JobIDName is what get_param jobid_name prints.
@@ -61,9 +70,14 @@ const (
 )
 
 // DemoConfig is the server --demo shows: 2 MDTs, 8 OSTs, a few hundred
-// jobs, entries cleaned after two idle minutes.
+// jobs, entries cleaned after two idle minutes, except on the last OST,
+// where job_cleanup_interval was cut to one second: a checkpointing job
+// writing there in bursts (special.go) is mostly cleaned up between two
+// scrapes, and that OST's jobstats coverage is well below 1.
 func DemoConfig() Config {
-	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute, JobIDName: "%j:%u:%H", Special: true}
+	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute,
+		TargetCleanup: map[string]time.Duration{"demo-OST0007": time.Second},
+		JobIDName:     "%j:%u:%H", Special: true, Coverage: true}
 }
 
 // Sim is a simulated server.
@@ -71,9 +85,17 @@ type Sim struct {
 	cfg    Config
 	origin float64 // Unix seconds; job arrivals are laid out from here
 
+	// cleanup is the job_cleanup_interval of each target in seconds, by
+	// index; maxCleanup the longest.
+	mdtCleanup, ostCleanup []float64
+	maxCleanup             float64
+
 	mu      sync.Mutex
 	epochs  map[int64][]*Job
 	special []*Job // the demo's fixed jobs (special.go)
+
+	totals   totalsState   // the targets' own counters (totals.go)
+	coverage coverageState // what readers of job_stats saw (coverage.go)
 }
 
 // New returns a simulated server.
@@ -91,6 +113,13 @@ func New(cfg Config) *Sim {
 		cfg.Now = time.Now
 	}
 	s := &Sim{cfg: cfg, origin: 1.7e9, epochs: map[int64][]*Job{}}
+	s.mdtCleanup, s.ostCleanup = make([]float64, cfg.MDTs), make([]float64, cfg.OSTs)
+	for i := range s.mdtCleanup {
+		s.mdtCleanup[i] = s.cleanupOf(s.MDTName(i))
+	}
+	for i := range s.ostCleanup {
+		s.ostCleanup[i] = s.cleanupOf(s.OSTName(i))
+	}
 	if cfg.Special {
 		s.special = s.specialJobs()
 	}
@@ -106,6 +135,30 @@ var (
 func Default() *Sim {
 	defaultOnce.Do(func() { defaultSim = New(DemoConfig()) })
 	return defaultSim
+}
+
+// cleanupOf returns the job_cleanup_interval of a target, in seconds, and
+// keeps the longest.
+func (s *Sim) cleanupOf(target string) float64 {
+	c := s.cfg.Cleanup
+	if tc, ok := s.cfg.TargetCleanup[target]; ok && tc > 0 {
+		c = tc
+	}
+	s.maxCleanup = max(s.maxCleanup, c.Seconds())
+	return c.Seconds()
+}
+
+// cleanup returns the job_cleanup_interval of an entry's target, in
+// seconds.
+func (s *Sim) cleanup(e *entry) float64 {
+	if e.mdt {
+		if e.target < len(s.mdtCleanup) {
+			return s.mdtCleanup[e.target]
+		}
+	} else if e.target < len(s.ostCleanup) {
+		return s.ostCleanup[e.target]
+	}
+	return s.cfg.Cleanup.Seconds()
 }
 
 // Config returns the configuration.
@@ -217,13 +270,17 @@ func (s *Sim) writeParam(w *writer, param string, now time.Time) {
 		component, target, _ := lctl.JobStatsParam(param)
 		idx := targetIndex(target)
 		t := unix(now)
+		read := s.beginRead(component, target)
 		for _, j := range s.jobsAt(t) {
 			for _, e := range j.entries {
 				if e.mdt != (component == "mdt") || e.target != idx {
 					continue
 				}
-				s.writeEntry(w, j, e, t)
+				s.writeEntry(w, j, e, t, read)
 			}
+		}
+		if read != nil {
+			read.end(t)
 		}
 	default:
 		s.writeFamilyParam(w, param, now) // families.go
@@ -287,13 +344,13 @@ func (j *Job) lastActive(t float64) (float64, bool) {
 // lifetime returns the start of the entry's current lifetime at t, or false
 // when Lustre holds no entry for the job at t: before its first I/O, or
 // after it was idle for longer than the cleanup interval.
-func (s *Sim) lifetime(j *Job, t float64) (float64, bool) {
+func (s *Sim) lifetime(j *Job, t, cleanup float64) (float64, bool) {
 	last, _ := j.lastActive(t)
-	if last == 0 || t-last > s.cfg.Cleanup.Seconds() {
+	if last == 0 || t-last > cleanup {
 		return 0, false
 	}
 	gap := (1 - j.Duty) * j.Period
-	if j.Duty >= 1 || gap <= s.cfg.Cleanup.Seconds() {
+	if j.Duty >= 1 || gap <= cleanup {
 		return j.Arrive, true
 	}
 	// Every idle gap outlives the cleanup: the entry was created at the

@@ -7,10 +7,12 @@ import (
 
 // Jobs the demo always has, for the end-to-end test of deploy/ to check
 // the exporter against: a job whose job_ids churn and whose counters keep
-// restarting, and a job storming the MDT with metadata operations.
+// restarting, a job storming the MDT with metadata operations, and a job
+// writing checkpoints in bursts that job_stats mostly miss.
 const (
-	ChurnJobID = "90000001"
-	StormJobID = "90000002"
+	ChurnJobID      = "90000001"
+	StormJobID      = "90000002"
+	CheckpointJobID = "90000003"
 )
 
 // specialJobs builds the demo's fixed jobs.
@@ -55,7 +57,23 @@ func (s *Sim) specialJobs() []*Job {
 		{target: 2 % s.cfg.OSTs, node: "r02c01", rawID: s.rawID(storm, "r02c01", ShapeOK, false), shape: ShapeOK,
 			ops: s.opsFor(false, modern, 1, 1<<20, 0, 4096, 0, nil)},
 	}
-	return []*Job{churn, storm}
+	// The checkpoint job writes to the last OST for one second in every
+	// ten, a third of that OST's traffic. Where job_cleanup_interval is
+	// shorter than the pause (the demo's last OST), its entry is cleaned
+	// up after each burst, and a burst no scrape falls into, or the end of
+	// one after the last scrape, counts in the OST's stats only.
+	ckpt := &Job{JobID: CheckpointJobID, UID: "5150", Nodes: []string{"r03c01"}, Period: 10, Duty: 0.1}
+	forever(ckpt)
+	last := s.cfg.OSTs - 1
+	avg := 256.0 * (1 << 20)
+	if f := s.families(); last < len(f.ost) {
+		if r := f.ost[last]; r.op("write_bytes").sum+r.op("read_bytes").sum > 0 {
+			avg = r.op("write_bytes").sum + r.op("read_bytes").sum
+		}
+	}
+	ckpt.entries = []*entry{{target: last, node: "r03c01", rawID: s.rawID(ckpt, "r03c01", ShapeOK, false), shape: ShapeOK,
+		ops: s.opsFor(false, modern, 1, avg/2/ckpt.Duty, 0, 4<<20, 0, nil)}}
+	return []*Job{churn, storm, ckpt}
 }
 
 // JobTruth is what the simulated server really counts for a job, for the

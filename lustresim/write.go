@@ -69,11 +69,12 @@ func histLabel(size uint64) string {
 	return strconv.FormatUint(size, 10)
 }
 
-// writeEntry writes one "- job_id:" entry at time t, if Lustre holds it.
-// An entry's times are its job's shifted by its phase.
-func (s *Sim) writeEntry(w *writer, j *Job, e *entry, t float64) {
+// writeEntry writes one "- job_id:" entry at time t, if Lustre holds it,
+// and tells read (when not nil) what it printed. An entry's times are its
+// job's shifted by its phase.
+func (s *Sim) writeEntry(w *writer, j *Job, e *entry, t float64, read *coverageRead) {
 	t -= e.phase
-	start, ok := s.lifetime(j, t)
+	start, ok := s.lifetime(j, t, s.cleanup(e))
 	if !ok {
 		return
 	}
@@ -102,8 +103,16 @@ func (s *Sim) writeEntry(w *writer, j *Job, e *entry, t float64) {
 		w.bw.Write(w.buf)
 		w.nl()
 	}
+	var vals []uint64
+	if read != nil {
+		vals = make([]uint64, 0, 2*len(e.ops))
+		defer func() { read.entry(e, start, vals) }()
+	}
 	for _, o := range e.ops {
 		n, sum := j.samples(o, start-e.phase, t-e.phase)
+		if read != nil {
+			vals = append(vals, n, sum)
+		}
 		w.key("  ", o.name)
 		w.str("{ samples: ")
 		w.padded(n, 11)

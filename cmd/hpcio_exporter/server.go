@@ -86,6 +86,13 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 			w.Header().Set("Content-Type", "application/json")
 			json.NewEncoder(w).Encode(lustresim.Default().Truth(time.Now()))
 		})
+		// Per target, what its job_stats showed at each read of the last
+		// half hour and what the target counted: the truth of jobstats
+		// coverage.
+		mux.HandleFunc("/demo/coverage", func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(lustresim.Default().Coverage())
+		})
 	}
 	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	if err := web.ListenAndServe(server, opts.webConfig, logger); err != nil {
