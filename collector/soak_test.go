@@ -208,6 +208,9 @@ func labelValue(labels, name string) string {
 }
 
 func TestSoak(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: the soak drives simulated hours through the exporter (a minute or more)")
+	}
 	hours := *soakHours
 	steps := int(hours * 120)
 	restartEvery := 6 * 120 // scrapes: 6 simulated hours

@@ -18,6 +18,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -503,7 +504,10 @@ func TestAlertmanagerConfig(t *testing.T) {
 
 // ---------------------------------------------------------------- systemd
 
-// execStart returns a unit's ExecStart arguments, continuation lines joined.
+// execStart returns a unit's ExecStart arguments, continuation lines
+// joined, with the variables of its EnvironmentFile expanded as systemd
+// does ($VAR: the value split at white space): the flags a packaged
+// install runs with, the unit's own and those of /etc/default.
 func execStart(t testing.TB, unit string) []string {
 	t.Helper()
 	text := strings.ReplaceAll(readFile(t, unit), "\\\n", " ")
@@ -511,7 +515,48 @@ func execStart(t testing.TB, unit string) []string {
 	if m == nil {
 		t.Fatalf("%s: no ExecStart", unit)
 	}
-	return strings.Fields(m[1])
+	env := unitEnvironment(t, unit, text)
+	var args []string
+	for _, a := range strings.Fields(m[1]) {
+		if name, ok := strings.CutPrefix(a, "$"); ok {
+			v, ok := env[name]
+			if !ok {
+				t.Fatalf("%s: $%s is not set in its EnvironmentFile", unit, name)
+			}
+			args = append(args, strings.Fields(v)...)
+			continue
+		}
+		args = append(args, a)
+	}
+	return args
+}
+
+// unitEnvironment reads the variables of a unit's EnvironmentFile
+// (/etc/default/NAME, shipped as systemd/NAME.default): NAME="value"
+// lines, comments and blank lines skipped.
+func unitEnvironment(t testing.TB, unit, text string) map[string]string {
+	t.Helper()
+	m := regexp.MustCompile(`(?m)^EnvironmentFile=-?/etc/default/(\S+)$`).FindStringSubmatch(text)
+	if m == nil {
+		t.Fatalf("%s: no EnvironmentFile in /etc/default", unit)
+	}
+	file := filepath.Join(filepath.Dir(unit), m[1]+".default")
+	env := map[string]string{}
+	for i, line := range strings.Split(readFile(t, file), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		name, value, ok := strings.Cut(line, "=")
+		if !ok || !regexp.MustCompile(`^[A-Z_][A-Z0-9_]*$`).MatchString(name) {
+			t.Fatalf("%s:%d: not NAME=value: %q", file, i+1, line)
+		}
+		if unq, err := strconv.Unquote(value); err == nil {
+			value = unq
+		}
+		env[name] = value
+	}
+	return env
 }
 
 // exporterFlags returns the flags hpcio_exporter accepts, and its collectors.
@@ -549,11 +594,13 @@ func TestSystemdUnits(t *testing.T) {
 	}
 	units := globFiles(t, "systemd/*.service")
 	for _, u := range units {
-		for _, a := range execStart(t, u)[1:] {
+		cmd := execStart(t, u)
+		if cmd[0] != "/usr/bin/hpcio_exporter" {
+			t.Errorf("%s: runs %s, not the packaged /usr/bin/hpcio_exporter", u, cmd[0])
+		}
+		for _, a := range cmd[1:] {
 			if !strings.HasPrefix(a, "--") {
-				if !strings.HasPrefix(a, "$") {
-					t.Errorf("%s: argument %q is not a flag", u, a)
-				}
+				t.Errorf("%s: argument %q is not a flag", u, a)
 				continue
 			}
 			name, _, _ := strings.Cut(strings.TrimPrefix(a, "--"), "=")
@@ -581,10 +628,10 @@ func TestSystemdUnits(t *testing.T) {
 	// verify checks that ExecStart's binary exists: give it a root with
 	// the units, a stand-in binary and the system's own units.
 	root := t.TempDir()
-	for _, dir := range []string{"etc/systemd/system", "usr/local/bin", "usr/lib/systemd"} {
+	for _, dir := range []string{"etc/systemd/system", "usr/bin", "usr/lib/systemd"} {
 		os.MkdirAll(filepath.Join(root, dir), 0o755)
 	}
-	if err := os.WriteFile(filepath.Join(root, "usr/local/bin/hpcio_exporter"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "usr/bin/hpcio_exporter"), []byte("#!/bin/sh\n"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	if out, err := run(t, "cp", "-r", "/usr/lib/systemd/system", filepath.Join(root, "usr/lib/systemd/")); err != nil {

@@ -20,8 +20,7 @@ var update = flag.Bool("update", false, "rewrite the golden files")
 // summarizer renders what the parser made of an output, one line per
 // entry, for golden files.
 type summarizer struct {
-	out   strings.Builder
-	param string
+	out strings.Builder
 }
 
 func (s *summarizer) route(param string) SectionParser {

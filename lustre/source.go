@@ -186,7 +186,7 @@ func (s *Source) run(ctx context.Context) (*Snapshot, error) {
 	result, err := toolrun.OK, error(nil)
 	var exit *toolrun.ExitError
 	if patterns := s.Patterns(); len(patterns) > 0 {
-		result, err, exit = b.read(ctx, patterns)
+		result, exit, err = b.read(ctx, patterns)
 	}
 	snap := b.snap
 	if s.jobs != nil {
@@ -217,10 +217,10 @@ func (s *Source) run(ctx context.Context) (*Snapshot, error) {
 }
 
 // read runs lctl and routes its output.
-func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, error, *toolrun.ExitError) {
+func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, *toolrun.ExitError, error) {
 	out, err := b.src.lctl.GetParam(ctx, patterns)
 	if err != nil {
-		return toolrun.Failed, fmt.Errorf("lctl get_param: %w", err), nil
+		return toolrun.Failed, nil, fmt.Errorf("lctl get_param: %w", err)
 	}
 	scanErr := lctl.Scan(out, "", b.route)
 	result, err := toolrun.Classify(scanErr, out.Close())
@@ -237,7 +237,7 @@ func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, 
 	case err != nil:
 		err = fmt.Errorf("lctl get_param: %w", err)
 	}
-	return result, err, exit
+	return result, exit, err
 }
 
 // retireUnread gives up the latest snapshot before the next View is

@@ -69,17 +69,6 @@ func (c counts) add(d counts) {
 	}
 }
 
-func (c counts) clone() counts {
-	var d counts
-	for k := range c {
-		d[k] = make([][]opCount, len(c[k]))
-		for i := range c[k] {
-			d[k][i] = append([]opCount(nil), c[k][i]...)
-		}
-	}
-	return d
-}
-
 // totalsState holds the anchor and what is known of the past.
 type totalsState struct {
 	mu     sync.Mutex

@@ -1,0 +1,7 @@
+#!/bin/sh
+# After removing (.deb postrm, .rpm %postun): systemd forgets the units.
+set -e
+if [ -d /run/systemd/system ]; then
+	systemctl daemon-reload >/dev/null 2>&1 || true
+fi
+exit 0
