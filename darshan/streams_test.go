@@ -62,7 +62,11 @@ func randomRegion(tb testing.TB, r *rand.Rand, streams, maxLen int) (region, wan
 // bytes as one inflated sequentially, for any number of parts.
 func TestSplitStreams(t *testing.T) {
 	r := rand.New(rand.NewPCG(11, 12))
-	for trial := range 30 {
+	trials := 30
+	if testing.Short() {
+		trials = 8
+	}
+	for trial := range trials {
 		region, want := randomRegion(t, r, 1+r.IntN(40), 1<<20)
 		for chunks := 1; chunks <= 9; chunks++ {
 			for _, ahead := range []int{0, 1, 3} {

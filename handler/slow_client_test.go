@@ -65,6 +65,9 @@ func fingerprint(t *testing.T, body []byte) (run int, sum [32]byte) {
 // included, is exactly what a scrape of its run alone says, every family
 // from that one run.
 func TestSlowClientDoesNotStallScrapes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: a client reading 10,000 jobs at 100 KB/s takes a while")
+	}
 	const jobs = 10000
 	for _, name := range collector.Names() {
 		collector.SetEnabled(name, name == "jobstats" || name == "memory" || name == "ost_stats")

@@ -77,7 +77,11 @@ type convKey struct {
 }
 
 func TestConservationProperty(t *testing.T) {
-	for seed := range uint64(40) {
+	seeds := uint64(40)
+	if testing.Short() {
+		seeds = 8
+	}
+	for seed := range seeds {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { conservationHistory(t, seed) })
 	}
 }

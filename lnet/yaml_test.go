@@ -122,6 +122,9 @@ func TestLNetReaderLongLine(t *testing.T) {
 // An output over maxInput is cut with ErrTooLarge; what came before is
 // read, and the writer is drained.
 func TestLNetReaderTooLarge(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: parsing a document past the size limit takes seconds")
+	}
 	head := "statistics:\n    send_count: 5\n"
 	pad := strings.Repeat("    x: 1\n", maxInput/9+10)
 	r := strings.NewReader(head + pad + "tail: 1\n")

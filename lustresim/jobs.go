@@ -109,9 +109,11 @@ func (s *Sim) epoch(e int64) []*Job {
 	if jobs, ok := s.epochs[e]; ok {
 		return jobs
 	}
-	if len(s.epochs) > 64 {
+	// Keep the epochs that can still have jobs (maxAge back, ten epochs)
+	// and a few more: a day of simulated time must not hold a day of jobs.
+	if len(s.epochs) > 24 {
 		for k := range s.epochs {
-			if k < e-8 {
+			if k < e-12 {
 				delete(s.epochs, k)
 			}
 		}
