@@ -6,6 +6,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -15,9 +16,6 @@ import (
 const (
 	exporterName   = "hpcio_exporter"
 	defaultAddress = ":9848"
-	// devVersion is reported when the build did not set one with
-	// -ldflags "-X github.com/prometheus/common/version.Version=…".
-	devVersion = "0.1.0-dev"
 )
 
 // Exit statuses, as the --help text documents them. kingpin's own failures
@@ -37,9 +35,8 @@ Without a command, or with flags that are not global, it runs "serve": its flags
 Exit status: 0 ok; 1 the command failed (bad input: a damaged log, an unreadable file or directory; or the server could not run); 2 usage error (unknown command or flag, missing or malformed argument).`
 
 func main() {
-	if version.Version == "" {
-		version.Version = devVersion
-	}
+	bi, _ := debug.ReadBuildInfo() // nil without build info
+	setVersion(bi)
 	app := kingpin.CommandLine
 	app.Help = appHelp
 	app.Version(version.Print(exporterName))
