@@ -95,7 +95,7 @@ type registration struct {
 
 var (
 	registrations = map[string]*registration{}
-	flagAdders    []func(a *kingpin.Application)
+	flagAdders    []func(a FlagGroup)
 
 	// disableDefaults is --collector.disable-defaults: every collector is
 	// off but those named on the command line (explicit).
@@ -115,11 +115,23 @@ func register(name string, defaultEnabled bool, f factory) {
 // addFlags is called from collector files' init functions to declare their
 // own flags; RegisterFlags adds them to the application. The variables the
 // flags set carry their defaults already, so tests need no flag parsing.
-func addFlags(f func(a *kingpin.Application)) { flagAdders = append(flagAdders, f) }
+func addFlags(f func(a FlagGroup)) { flagAdders = append(flagAdders, f) }
+
+// FlagGroup is what RegisterFlags declares flags on: a *kingpin.Application,
+// or the *kingpin.CmdClause of the one command that runs the collectors, so
+// that the program's other commands neither show nor accept them.
+type FlagGroup interface {
+	Flag(name, help string) *kingpin.FlagClause
+}
+
+var (
+	_ FlagGroup = (*kingpin.Application)(nil)
+	_ FlagGroup = (*kingpin.CmdClause)(nil)
+)
 
 // RegisterFlags adds --[no-]collector.<name> for every collector,
 // --collector.disable-defaults, and every collector's own flags, to a.
-func RegisterFlags(a *kingpin.Application) {
+func RegisterFlags(a FlagGroup) {
 	for _, name := range Names() {
 		r := registrations[name]
 		state := "disabled"

@@ -19,7 +19,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/logwatch"
@@ -40,7 +39,7 @@ var (
 
 func init() {
 	register("darshan", true, newDarshanCollector)
-	addFlags(func(a *kingpin.Application) {
+	addFlags(func(a FlagGroup) {
 		a.Flag("darshan.dir", "Directory where Darshan drops its logs, searched recursively (YYYY/M/D); repeat for several. The darshan collector is off without it.").
 			StringsVar(&darshanDirs)
 		a.Flag("darshan.rescan-interval", "How often the Darshan directories are listed again (inotify finds local writes sooner; Lustre and NFS need the rescans).").

@@ -48,7 +48,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/dayu"
@@ -72,7 +71,7 @@ const dayuOtherFile = "_other"
 
 func init() {
 	register("dayu", true, newDayuCollector)
-	addFlags(func(a *kingpin.Application) {
+	addFlags(func(a FlagGroup) {
 		a.Flag("dayu.dir", "Directory holding one sub-directory per workflow run with DaYu VOL/VFD stats (YAML or JSON) and stage maps; repeat for several. The dayu collector is off without it.").
 			StringsVar(&dayuDirs)
 		a.Flag("dayu.rescan-interval", "How often the DaYu directories are listed again (inotify finds local writes sooner; Lustre and NFS need the rescans).").

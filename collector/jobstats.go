@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/exposition"
@@ -33,7 +32,7 @@ var (
 
 func init() {
 	register("jobstats", true, newJobstatsCollector)
-	addFlags(func(a *kingpin.Application) {
+	addFlags(func(a FlagGroup) {
 		a.Flag("lustre.jobid-name", "The jobid_name format of the job_ids (e.g. %j:%u:%H). Default: what lctl reports as jobid_name, else %j:%u:%H; %e.%u ids are always recognized.").
 			Default(jobidNameFlag).StringVar(&jobidNameFlag)
 		a.Flag("lustre.jobstats.ttl", "Forget a job identity unseen for this long (its series disappear).").

@@ -3,7 +3,6 @@ package collector
 import (
 	"fmt"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/jobstats"
@@ -28,7 +27,7 @@ var (
 )
 
 func init() {
-	addFlags(func(a *kingpin.Application) {
+	addFlags(func(a FlagGroup) {
 		a.Flag("lustre.rate-density.base", "Base b of the job rate density: bucket le=b^k counts the identities whose average rate over the last interval was below b^k. An integer > 1.").
 			Default(fmt.Sprint(rateDensityBase)).IntVar(&rateDensityBase)
 		a.Flag("lustre.jobstats.max-series", "Most identities per target with per-job series, the fastest over the last interval; the others are summed, reset-safe, under jobid=\"_other\". 0: no limit.").

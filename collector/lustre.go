@@ -4,7 +4,6 @@ import (
 	"iter"
 	"time"
 
-	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -20,7 +19,7 @@ var (
 )
 
 func init() {
-	addFlags(func(a *kingpin.Application) {
+	addFlags(func(a FlagGroup) {
 		a.Flag("lustre.timeout", "Longest time one lctl (or lnetctl) run may take; it is killed, with its process group, after that.").
 			Default(lctlTimeout.String()).DurationVar(&lctlTimeout)
 		a.Flag("lustre.timeout-offset", "Time kept free before the scrape deadline (X-Prometheus-Scrape-Timeout-Seconds) to write the response after lctl.").

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"os"
 
+	"github.com/alecthomas/kingpin/v2"
+
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/parsertext"
 )
@@ -16,15 +18,20 @@ func init() {
 	path := c.Arg("log", "Darshan log file.").Required().String()
 	total := c.Flag("total", "Print aggregated counters, as darshan-parser --total.").Bool()
 	dxt := c.Flag("dxt", "Print the DXT traces, as darshan-dxt-parser.").Bool()
+	// A usage error, checked while parsing: it exits 2, as kingpin's own.
+	c.Validate(func(*kingpin.CmdClause) error {
+		if *total && *dxt {
+			return errors.New("--total and --dxt are different outputs; give one")
+		}
+		return nil
+	})
 	addCommand(c, func() error { return darshanDump(*path, *total, *dxt) })
 }
 
 // darshanDump prints what it can of the log, then returns the damage it met
-// (so that the process exits non-zero on a damaged log).
+// (so that the process exits non-zero on a damaged log). total and dxt are
+// not both set (the command's validator).
 func darshanDump(path string, total, dxt bool) error {
-	if total && dxt {
-		return errors.New("--total and --dxt are different outputs; give one")
-	}
 	l, openErr := darshan.Open(path)
 	if l == nil {
 		return openErr

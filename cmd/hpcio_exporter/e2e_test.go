@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -90,8 +91,16 @@ func startExporter(t testing.TB, bin string, args ...string) *exporter {
 // exporter's environment.
 func startExporterEnv(t testing.TB, bin string, env []string, args ...string) *exporter {
 	t.Helper()
+	return startCommand(t, bin, env, nil, args...)
+}
+
+// startCommand is startExporterEnv with command (such as "serve") before
+// the flags; nil leaves kingpin to select the default command, as the
+// systemd units do.
+func startCommand(t testing.TB, bin string, env, command []string, args ...string) *exporter {
+	t.Helper()
 	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
-	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args...)...)
+	e.cmd = exec.Command(bin, slices.Concat(command, []string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args)...)
 	if env != nil {
 		e.cmd.Env = append(os.Environ(), env...)
 	}

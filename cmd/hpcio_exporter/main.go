@@ -6,56 +6,59 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
-	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
-	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
-
-	"github.com/hpcio/hpcio_exporter/collector"
 )
 
 const (
 	exporterName   = "hpcio_exporter"
 	defaultAddress = ":9848"
-	// devVersion is reported when the build did not set one with
-	// -ldflags "-X github.com/prometheus/common/version.Version=…".
-	devVersion = "0.1.0-dev"
 )
 
+// Exit statuses, as the --help text documents them. kingpin's own failures
+// (unknown command or flag, missing or malformed argument) are usage errors,
+// told apart from a command that ran and failed so that scripts can tell a
+// wrong invocation from a damaged input.
+const (
+	exitOK      = 0
+	exitFailure = 1 // bad input (a damaged log, an unreadable file), or the server could not run
+	exitUsage   = 2 // the command line
+)
+
+const appHelp = `A Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs and HDF5 VOL/VFD stats.
+
+Without a command, or with flags that are not global, it runs "serve": its flags ("serve --help" lists them) may be given without naming it.
+
+Exit status: 0 ok; 1 the command failed (bad input: a damaged log, an unreadable file or directory; or the server could not run); 2 usage error (unknown command or flag, missing or malformed argument).`
+
 func main() {
-	if version.Version == "" {
-		version.Version = devVersion
-	}
+	bi, _ := debug.ReadBuildInfo() // nil without build info
+	setVersion(bi)
 	app := kingpin.CommandLine
-	app.Help = "A Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs and HDF5 VOL/VFD stats."
+	app.Help = appHelp
 	app.Version(version.Print(exporterName))
 	app.HelpFlag.Short('h')
+	// --help goes to stdout, as --help-long and --version do, so that it
+	// can be paged; errors stay on stderr.
+	app.UsageWriter(os.Stdout)
 
-	var opts serveOptions
-	serve := app.Command("serve", "Run the exporter (the default command).").Default()
-	opts.webConfig = webflag.AddFlags(app, defaultAddress)
-	app.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
-	app.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
-	app.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
-	app.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
-	app.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
-		Default("lctl").StringVar(&opts.lctlPath)
-	app.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
-		Default("lnetctl").StringVar(&opts.lnetctlPath)
-	collector.RegisterFlags(app)
+	opts, logConfig := addServeFlags(serveCmd)
 
-	promslogConfig := &promslog.Config{}
-	promslogflag.AddFlags(app, promslogConfig)
+	command, err := app.Parse(os.Args[1:])
+	if err != nil {
+		// kingpin.MustParse would exit 1, the status of a failed command.
+		app.Errorf("%s, try --help", err)
+		os.Exit(exitUsage)
+	}
 
-	command := kingpin.MustParse(app.Parse(os.Args[1:]))
-	logger := promslog.New(promslogConfig)
-
-	if command == serve.FullCommand() {
-		if err := runServer(opts, logger); err != nil {
+	if command == serveCmd.FullCommand() {
+		logger := promslog.New(logConfig)
+		if err := runServer(*opts, logger); err != nil {
 			logger.Error("exporter stopped", "err", err)
-			os.Exit(1)
+			os.Exit(exitFailure)
 		}
 		return
 	}
@@ -63,11 +66,11 @@ func main() {
 		if sc.cmd.FullCommand() == command {
 			if err := sc.run(); err != nil {
 				fmt.Fprintf(os.Stderr, "%s %s: %v\n", exporterName, command, err)
-				os.Exit(1)
+				os.Exit(exitFailure)
 			}
-			return
+			return // exitOK
 		}
 	}
 	fmt.Fprintf(os.Stderr, "%s: unknown command %q\n", exporterName, command)
-	os.Exit(2)
+	os.Exit(exitUsage)
 }

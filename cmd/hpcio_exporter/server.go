@@ -7,11 +7,15 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	versioncollector "github.com/prometheus/client_golang/prometheus/collectors/version"
+	"github.com/prometheus/common/promslog"
+	promslogflag "github.com/prometheus/common/promslog/flag"
 	"github.com/prometheus/common/version"
 	"github.com/prometheus/exporter-toolkit/web"
+	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/handler"
@@ -19,6 +23,40 @@ import (
 	"github.com/hpcio/hpcio_exporter/lustresim"
 	"github.com/hpcio/hpcio_exporter/toolrun"
 )
+
+// addServeFlags declares the server's flags on serve, its command, and
+// returns where they land: no other command shows or takes them.
+func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
+	opts := &serveOptions{}
+	opts.webConfig = webflag.AddFlags(serve, defaultAddress)
+	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
+	serve.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
+	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
+	serve.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
+	serve.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
+		Default("lctl").StringVar(&opts.lctlPath)
+	serve.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
+		Default("lnetctl").StringVar(&opts.lnetctlPath)
+	collector.RegisterFlags(serve)
+	logConfig := &promslog.Config{}
+	addLogFlags(serve, logConfig)
+	return opts, logConfig
+}
+
+// addLogFlags is promslog/flag.AddFlags on a command: that one takes only a
+// *kingpin.Application, which would give every command flags only the
+// server logs with. Names, help, defaults and values are promslog's own
+// (TestLogFlagsAsPromslog holds them to it).
+func addLogFlags(cmd *kingpin.CmdClause, config *promslog.Config) {
+	config.Level = promslog.NewLevel()
+	cmd.Flag(promslogflag.LevelFlagName, promslogflag.LevelFlagHelp).
+		Default("info").HintOptions(promslog.LevelFlagOptions...).
+		SetValue(config.Level)
+	config.Format = promslog.NewFormat()
+	cmd.Flag(promslogflag.FormatFlagName, promslogflag.FormatFlagHelp).
+		Default("logfmt").HintOptions(promslog.FormatFlagOptions...).
+		SetValue(config.Format)
+}
 
 type serveOptions struct {
 	webConfig              *web.FlagConfig
