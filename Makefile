@@ -16,7 +16,7 @@ VERSION     := $(shell cat VERSION)
 REVISION    := $(shell git rev-parse HEAD 2>/dev/null || echo unknown)$(shell git diff --quiet HEAD 2>/dev/null || echo -dirty)
 BRANCH      := $(shell git rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)
 BUILD_USER  := $(shell id -un 2>/dev/null || echo unknown)@$(shell hostname 2>/dev/null || echo unknown)
-BUILD_DATE  := $(shell date -u +%Y%m%d-%H:%M:%S)
+BUILD_DATE  := $(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 GOARCH      ?= amd64
 
 NFPM        := github.com/goreleaser/nfpm/v2/cmd/nfpm@v2.45.2

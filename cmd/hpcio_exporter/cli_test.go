@@ -257,19 +257,39 @@ func TestDefaultCommandFlagForms(t *testing.T) {
 }
 
 // unitFlags returns the flags of a unit's ExecStart (continuation lines
-// joined, environment variables left out).
+// joined), with the variables of its /etc/default file (shipped beside it
+// as NAME.default) expanded as systemd does: the command line a packaged
+// install runs.
 func unitFlags(t *testing.T, path string) []string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`(?m)^ExecStart=(.*)$`).FindStringSubmatch(strings.ReplaceAll(string(data), "\\\n", " "))
-	if m == nil {
-		t.Fatalf("%s: no ExecStart", path)
+	text := strings.ReplaceAll(string(data), "\\\n", " ")
+	m := regexp.MustCompile(`(?m)^ExecStart=(.*)$`).FindStringSubmatch(text)
+	e := regexp.MustCompile(`(?m)^EnvironmentFile=-?/etc/default/(\S+)$`).FindStringSubmatch(text)
+	if m == nil || e == nil {
+		t.Fatalf("%s: no ExecStart or no EnvironmentFile", path)
 	}
-	fields := strings.Fields(m[1])[1:]
-	flags := slices.DeleteFunc(fields, func(f string) bool { return strings.HasPrefix(f, "$") })
+	env := map[string]string{}
+	defaults, err := os.ReadFile(filepath.Join(filepath.Dir(path), e[1]+".default"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(defaults), "\n") {
+		if name, value, ok := strings.Cut(strings.TrimSpace(line), "="); ok && !strings.HasPrefix(name, "#") {
+			env[name] = strings.Trim(value, `"`)
+		}
+	}
+	var flags []string
+	for _, f := range strings.Fields(m[1])[1:] {
+		if name, ok := strings.CutPrefix(f, "$"); ok {
+			flags = append(flags, strings.Fields(env[name])...)
+			continue
+		}
+		flags = append(flags, f)
+	}
 	if len(flags) < 2 {
 		t.Fatalf("%s: flags %q", path, flags)
 	}

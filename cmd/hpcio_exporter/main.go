@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/common/promslog"
@@ -39,7 +40,13 @@ func main() {
 	setVersion(bi)
 	app := kingpin.CommandLine
 	app.Help = appHelp
-	app.Version(version.Print(exporterName))
+	// --version prints the whole stamp; a man page (--help-man) puts the
+	// version on its one .TH line, where the stamp's lines would break it.
+	appVersion := version.Print(exporterName)
+	if slices.Contains(os.Args[1:], "--help-man") {
+		appVersion = version.Version
+	}
+	app.Version(appVersion)
 	app.HelpFlag.Short('h')
 	// --help goes to stdout, as --help-long and --version do, so that it
 	// can be paged; errors stay on stderr.

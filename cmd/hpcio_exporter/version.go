@@ -10,7 +10,7 @@ import (
 // devVersion is reported when neither the build (-ldflags) nor the go
 // command (a module version) gave one: go run, tests, a go build outside a
 // version control checkout.
-const devVersion = "0.1.0-dev"
+const devVersion = "0.2.0-dev"
 
 // buildStamp is the part of prometheus/common/version's variables that
 // `make build` sets with -ldflags -X and a plain go build leaves empty.

@@ -157,3 +157,15 @@ func copyModuleSources(t *testing.T, dst string) {
 		t.Fatalf("only %d files to build the exporter from", len(files))
 	}
 }
+
+// The version of a build that knows none is the coming release's, from
+// the VERSION file that `make build` stamps.
+func TestDevVersionFollowsVersionFile(t *testing.T) {
+	data, err := os.ReadFile("../../VERSION")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := strings.TrimSpace(string(data)) + "-dev"; devVersion != want {
+		t.Errorf("devVersion %q, VERSION says %q", devVersion, want)
+	}
+}
