@@ -102,7 +102,7 @@ var (
 	darshanWriteBytesDesc = prometheus.NewDesc("darshan_write_bytes_total",
 		"Bytes written according to the Darshan logs read, by module.", []string{"module"}, nil)
 	darshanExpiredDesc = prometheus.NewDesc("darshan_logs_expired_total",
-		"Darshan logs whose series were removed because their end time left the retention window (or that ended before it when read).", nil, nil)
+		"Darshan logs whose series were removed because their end time left the retention window (or that ended before it when found: read, or not opened because modified before it).", nil, nil)
 	darshanDroppedDesc = prometheus.NewDesc("darshan_jobs_dropped_total",
 		"Jobs dropped, those that ended first, to stay within --darshan.max-jobs.", nil, nil)
 	darshanDuplicatesDesc = prometheus.NewDesc("darshan_logs_duplicate_total",

@@ -13,8 +13,9 @@ package collector
 // changed; a workflow whose files did not change keeps its assembled
 // model. A file that fails to parse is counted once per version in
 // dayu_files_failed_total{reason}, logged, and left out; the rest of its
-// workflow is exported. Scrapes read an immutable view of the workflows,
-// published after each batch of changes.
+// workflow is exported. Each scan logs what it found (dayu_scanlog.go).
+// Scrapes read an immutable view of the workflows, published after each
+// batch of changes.
 //
 // Drawing the dataflow in Grafana: add a Node graph panel with one instant
 // Prometheus query, format Table, that gives each edge an id, a source and a
@@ -136,8 +137,10 @@ var (
 type dayuCollector struct {
 	logger   *slog.Logger
 	maxFiles int
+	dirs     []string // the drop directories
 	watcher  *dropdir.Watcher
 	view     atomic.Pointer[dayuView]
+	shown    map[string]dayuShown // by drop directory, as last reported (dayu_scanlog.go)
 
 	mu        sync.Mutex
 	files     map[string]*dayuFile     // by path
@@ -145,6 +148,7 @@ type dayuCollector struct {
 	failures  map[dayu.Reason]float64
 	parses    int             // files parsed, for tests of the cache
 	dupWarned map[string]bool // duplicate workflow directories already warned about
+	tally     map[string]*dayuTally
 }
 
 // dayuView is what a scrape exports: never changed once published.
@@ -186,18 +190,22 @@ func newDayuCollector(env Env) (Collector, error) {
 	c := &dayuCollector{
 		logger:    env.Logger,
 		maxFiles:  dayuMaxFiles,
+		dirs:      append([]string(nil), dayuDirs...),
+		shown:     map[string]dayuShown{},
+		tally:     map[string]*dayuTally{},
 		files:     map[string]*dayuFile{},
 		workflows: map[string]*dayuWorkflow{},
 		failures:  map[dayu.Reason]float64{},
 		dupWarned: map[string]bool{},
 	}
 	w, err := dropdir.Start(dropdir.Config{
-		Dirs: append([]string(nil), dayuDirs...), RescanInterval: dayuRescan, Workers: 1,
+		Dirs: c.dirs, RescanInterval: dayuRescan, Workers: 1,
 		// Each sub-directory of a drop directory is a workflow run: its
 		// own files are the tracker's.
 		FileDepth: 2,
 		Wanted:    func(name string) bool { return dayu.KindOf(name) != dayu.KindOther },
 		OnIdle:    c.publish,
+		OnReport:  c.report,
 		What:      "DaYu", NoInotify: dayuNoInotify, Now: env.Now, Logger: env.Logger,
 	}, c)
 	if err != nil {
@@ -343,12 +351,18 @@ func (c *dayuCollector) parse(path string, kind dayu.FileKind, fi os.FileInfo) *
 			}
 		}
 	}
+	var reason dayu.Reason // none: parsed
+	if err != nil {
+		reason = dayu.ReasonOf(err)
+	}
+	c.mu.Lock()
+	c.noteParse(path, reason)
+	if err != nil {
+		c.failures[reason]++
+	}
+	c.mu.Unlock()
 	if err != nil {
 		f.err = err
-		reason := dayu.ReasonOf(err)
-		c.mu.Lock()
-		c.failures[reason]++
-		c.mu.Unlock()
 		c.logger.Warn("skipping DaYu tracker file", "file", path, "reason", string(reason), "err", err)
 	}
 	return f

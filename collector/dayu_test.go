@@ -25,12 +25,18 @@ import (
 // newDayuForTest builds the collector over dirs with the given cap.
 func newDayuForTest(t *testing.T, maxFiles int, dirs ...string) *dayuCollector {
 	t.Helper()
+	return newDayuLogged(t, dayuTestLogger(t), maxFiles, dirs...)
+}
+
+// newDayuLogged is newDayuForTest with the collector's log sent to logger.
+func newDayuLogged(t *testing.T, logger *slog.Logger, maxFiles int, dirs ...string) *dayuCollector {
+	t.Helper()
 	savedDirs, savedMax := dayuDirs, dayuMaxFiles
 	t.Cleanup(func() { dayuDirs, dayuMaxFiles = savedDirs, savedMax })
 	dayuDirs, dayuMaxFiles = dirs, maxFiles
 	setFlag(t, &dayuNoInotify, true)
 	setFlag(t, &dayuRescan, time.Hour) // the tests scan when they want (dayuScrape)
-	c, err := newDayuCollector(Env{Logger: dayuTestLogger(t)})
+	c, err := newDayuCollector(Env{Logger: logger})
 	if err != nil {
 		t.Fatal(err)
 	}

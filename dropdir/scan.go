@@ -1,6 +1,7 @@
 package dropdir
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
@@ -14,9 +15,10 @@ import (
 const maxDepth = 32
 
 // scan lists the drop directories, queues new and changed files, forgets
-// files that vanished, retries files being written and lets old ones go.
-// The initial scan is skipped when another (Sync's) came first.
-func (w *Watcher) scan(initial bool) {
+// files that vanished, retries files being written and lets old ones go,
+// then reports (waiting for the reads at most until ctx ends). The initial
+// scan is skipped when another (Sync's) came first.
+func (w *Watcher) scan(ctx context.Context, initial bool) {
 	w.scanning.Lock()
 	defer w.scanning.Unlock()
 	if initial && w.scanCount() > 0 {
@@ -38,7 +40,7 @@ func (w *Watcher) scan(initial bool) {
 			continue
 		}
 		w.noteMissing(root, nil)
-		w.walk(filepath.Clean(root), fi, 0, now, gen, listed, visited)
+		w.walk(root, filepath.Clean(root), fi, 0, now, gen, listed, visited)
 	}
 
 	// Forget what vanished: files of directories listed now that this scan
@@ -54,10 +56,13 @@ func (w *Watcher) scan(initial bool) {
 			gone = append(gone, path)
 		case st.status == statusWaiting:
 			retry = append(retry, path)
-		case w.old(st.mtime, now):
+		case w.old(st.mtime, now) && (st.ctime.IsZero() || !st.ctime.After(d.listedAt)):
 			// Modified before the retention window: done with. Forgetting
 			// it keeps this map to the files of the window; listed again,
-			// it is known old by its time and not read.
+			// it is known old by its time and not read, nor counted again
+			// (noteOld) now that a listing of its directory began after it
+			// arrived. One that arrived during the listing stays known
+			// until the next.
 			delete(w.files, path)
 		}
 	}
@@ -81,18 +86,21 @@ func (w *Watcher) scan(initial bool) {
 	}
 	for _, path := range retry {
 		if fi, err := os.Stat(path); err == nil {
-			w.consider(path, fi, true)
+			w.consider(path, fi, true, nil)
 		}
 	}
 	w.mu.Lock()
-	w.lastScan, w.scanTook = now, time.Since(begin)
+	took := time.Since(begin)
+	w.lastScan, w.scanTook = now, took
 	w.scans++
+	scans := w.scans
 	w.doneGen = gen
 	w.mu.Unlock()
 	if w.cfg.OnScan != nil {
 		w.cfg.OnScan(now)
 	}
 	w.idleIfIdle()
+	w.report(ctx, scans, took)
 }
 
 func (w *Watcher) scanCount() uint64 {
@@ -101,10 +109,10 @@ func (w *Watcher) scanCount() uint64 {
 	return w.scans
 }
 
-// walk lists dir, depth levels below its drop directory, and its
+// walk lists dir, depth levels below the drop directory root, and its
 // sub-directories, unless it is an old leaf. Links are followed; a
 // directory already visited in this scan is not listed again.
-func (w *Watcher) walk(dir string, fi os.FileInfo, depth int, now time.Time, gen int, listed map[string]bool, visited map[fileID]bool) {
+func (w *Watcher) walk(root, dir string, fi os.FileInfo, depth int, now time.Time, gen int, listed map[string]bool, visited map[fileID]bool) {
 	if id, ok := idOf(fi); ok {
 		if visited[id] {
 			return
@@ -118,12 +126,17 @@ func (w *Watcher) walk(dir string, fi os.FileInfo, depth int, now time.Time, gen
 		w.mu.Unlock()
 		return
 	}
+	from := &listing{root: root, listed: d != nil}
+	if d != nil {
+		from.since = d.listedAt
+	}
 	w.mu.Unlock()
 	if w.notifier != nil {
 		// Watch before listing: a file that lands in between is seen by
 		// one or the other.
 		w.notifier.add(dir, w.log, w.what())
 	}
+	listedAt := time.Now()
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		w.log.Warn("cannot list a "+w.what()+" drop directory", "dir", dir, "err", err)
@@ -150,16 +163,16 @@ func (w *Watcher) walk(dir string, fi os.FileInfo, depth int, now time.Time, gen
 		if info.IsDir() {
 			leaf = false
 			if (w.cfg.FileDepth <= 0 || depth+1 < w.cfg.FileDepth) && depth+1 <= maxDepth {
-				w.walk(path, info, depth+1, now, gen, listed, visited)
+				w.walk(root, path, info, depth+1, now, gen, listed, visited)
 			}
 			continue
 		}
 		if w.cfg.FileDepth <= 0 || depth+1 == w.cfg.FileDepth {
-			w.consider(path, info, false)
+			w.consider(path, info, false, from)
 		}
 	}
 	w.mu.Lock()
-	w.dirs[dir] = &dirState{mtime: fi.ModTime(), depth: depth, leaf: leaf, gen: gen}
+	w.dirs[dir] = &dirState{mtime: fi.ModTime(), listedAt: listedAt, depth: depth, leaf: leaf, gen: gen}
 	listed[dir] = true
 	w.mu.Unlock()
 }

@@ -21,8 +21,10 @@
 //   - With Config.Retention, files modified before the window are not
 //     opened, and a leaf directory unchanged since it was listed and older
 //     than the window is not listed again, so that a rescan stays cheap on
-//     years of files.
+//     years of files. They are counted, each once, and reported.
 //   - A file that vanishes, or is renamed away, is Gone.
+//   - After each scan, once the files found are read, Config.OnReport is
+//     told what each drop directory held (Report), for its user to log.
 package dropdir
 
 import (
@@ -81,6 +83,10 @@ type Config struct {
 	// OnIdle runs when every file found was read: after a scan or a
 	// batch of reads, and after a file is gone; before Sync returns.
 	OnIdle func(w *Watcher)
+	// OnReport runs after each scan, once the files found are read (and
+	// after OnIdle), with what the scan found: see Report. It runs in the
+	// scan, before Sync returns; the next scan waits for it.
+	OnReport func(w *Watcher, r Report)
 	// What names the files in log messages ("Darshan").
 	What string
 	// NoInotify turns inotify off: rescans only.
@@ -97,6 +103,8 @@ type Watcher struct {
 	log *slog.Logger
 	now func() time.Time
 
+	roots []string // Config.Dirs, cleaned
+
 	mu       sync.Mutex
 	files    map[string]*fileState
 	dirs     map[string]*dirState
@@ -111,7 +119,9 @@ type Watcher struct {
 	lastScan time.Time
 	scanTook time.Duration
 	scans    uint64
-	scanning sync.Mutex // one scan at a time
+	scanning sync.Mutex           // one scan at a time
+	round    map[string]*oldTally // old files since the last report, by drop directory
+	oldFiles uint64               // old files counted since start
 
 	wake     chan struct{} // a file was queued
 	rescan   chan struct{} // a scan is wanted now
@@ -137,7 +147,8 @@ type fileState struct {
 	mtime  time.Time
 	dir    string
 	status fileStatus
-	gen    int // the last scan that saw it
+	gen    int       // the last scan that saw it
+	ctime  time.Time // its inode's change time, when known (see noteOld)
 }
 
 type partialFile struct {
@@ -148,9 +159,12 @@ type partialFile struct {
 // dirState is one directory as last listed.
 type dirState struct {
 	mtime time.Time
-	depth int  // below its drop directory, which is 0
-	leaf  bool // no sub-directories
-	gen   int  // the last scan that listed or skipped it
+	// listedAt is when its last listing began, by the wall clock (the
+	// file system's, not Config.Now), for noteOld.
+	listedAt time.Time
+	depth    int  // below its drop directory, which is 0
+	leaf     bool // no sub-directories
+	gen      int  // the last scan that listed or skipped it
 }
 
 // Start checks the configuration, starts the workers, the rescans and
@@ -177,9 +191,9 @@ func Start(cfg Config, h Handler) (*Watcher, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	w := &Watcher{cfg: cfg, h: h, log: cfg.Logger, now: cfg.Now,
+	w := &Watcher{cfg: cfg, h: h, log: cfg.Logger, now: cfg.Now, roots: cleanAll(cfg.Dirs),
 		files: map[string]*fileState{}, dirs: map[string]*dirState{}, partial: map[string]*partialFile{},
-		queued: map[string]bool{}, missing: map[string]bool{},
+		queued: map[string]bool{}, missing: map[string]bool{}, round: map[string]*oldTally{},
 		wake: make(chan struct{}, 1), rescan: make(chan struct{}, 1)}
 	w.idle = sync.NewCond(&w.mu)
 	w.ctx, w.cancel = context.WithCancel(context.Background())
@@ -224,7 +238,7 @@ func (w *Watcher) Close() error {
 
 // Sync scans now and returns when every file found is read (or ctx ends).
 func (w *Watcher) Sync(ctx context.Context) error {
-	w.scan(false)
+	w.scan(ctx, false)
 	return w.waitIdle(ctx)
 }
 
@@ -257,6 +271,9 @@ type Stats struct {
 	Scans        uint64
 	Watches      int // directories watched with inotify
 	Files        int // files known (read, failed, waiting, queued)
+	// Old counts the files found modified before the retention window,
+	// and so never opened, each once (see Report).
+	Old uint64
 	// Missing are the drop directories that do not exist or cannot be
 	// read, sorted.
 	Missing []string
@@ -266,11 +283,15 @@ type Stats struct {
 func (w *Watcher) Stats() Stats {
 	now := w.now()
 	w.mu.Lock()
-	st := Stats{Queued: len(w.queue) + w.busy, LastScan: w.lastScan, ScanDuration: w.scanTook, Scans: w.scans, Files: len(w.files)}
+	st := Stats{Queued: len(w.queue) + w.busy, LastScan: w.lastScan, ScanDuration: w.scanTook, Scans: w.scans, Old: w.oldFiles}
 	for _, f := range w.files {
-		if f.status == statusWaiting {
+		switch f.status {
+		case statusOld:
+			continue
+		case statusWaiting:
 			st.Incomplete++
 		}
+		st.Files++
 	}
 	for root := range w.missing {
 		st.Missing = append(st.Missing, root)
@@ -322,7 +343,7 @@ func (w *Watcher) Dirs(depth int) []string {
 func (w *Watcher) scanLoop() {
 	t := time.NewTicker(w.cfg.RescanInterval)
 	defer t.Stop()
-	w.scan(true)
+	w.scan(w.ctx, true)
 	for {
 		select {
 		case <-w.ctx.Done():
@@ -330,7 +351,7 @@ func (w *Watcher) scanLoop() {
 		case <-t.C:
 		case <-w.rescan:
 		}
-		w.scan(false)
+		w.scan(w.ctx, false)
 	}
 }
 
@@ -342,10 +363,10 @@ func (w *Watcher) requestScan() {
 	}
 }
 
-// consider looks at a file found by a scan or an inotify event, and queues
-// it when it is a wanted file not read in this version. retry re-queues a
-// file the Handler found still being written.
-func (w *Watcher) consider(path string, fi os.FileInfo, retry bool) {
+// consider looks at a file found by a scan (from) or an inotify event (nil
+// from), and queues it when it is a wanted file not read in this version.
+// retry re-queues a file the Handler found still being written.
+func (w *Watcher) consider(path string, fi os.FileInfo, retry bool, from *listing) {
 	name := filepath.Base(path)
 	if !fi.Mode().IsRegular() {
 		return
@@ -368,15 +389,21 @@ func (w *Watcher) consider(path string, fi os.FileInfo, retry bool) {
 			}
 			return
 		}
-	} else {
+	}
+	first := st == nil
+	if first {
 		st = &fileState{dir: filepath.Dir(path), gen: w.gen}
 		w.files[path] = st
 	}
 	st.size, st.mtime = fi.Size(), fi.ModTime()
+	st.ctime, _ = ctimeOf(fi)
 	// A file modified before the retention window is done with: not worth
-	// opening.
+	// opening, but counted, so that a directory of old files says so.
 	if w.old(fi.ModTime(), w.now()) {
 		st.status = statusOld
+		if first {
+			w.noteOld(path, fi, from)
+		}
 		return
 	}
 	st.status = statusQueued
@@ -494,7 +521,7 @@ func (w *Watcher) event(ev notifyEvent) {
 	case ev.written:
 		if w.depthOK(filepath.Dir(ev.path)) {
 			if fi, err := os.Stat(ev.path); err == nil {
-				w.consider(ev.path, fi, true)
+				w.consider(ev.path, fi, true, nil)
 			}
 		}
 	case ev.removed:

@@ -83,13 +83,24 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 		id.Exe = exeName(cmdline)
 	}
 	s.stats.processed(sum)
-	switch s.store.add(path, id, sum, cmdline, fi.ModTime(), s.now()) {
+	now := s.now()
+	switch s.store.add(path, id, sum, cmdline, fi.ModTime(), now) {
 	case duplicate:
 		s.log.Debug("Darshan log is a copy of one already read", "path", path)
+		s.note(path, func(t *dirTally) { t.duplicates++ })
 	case alreadyExpired:
 		s.log.Debug("Darshan log ended before the retention window", "path", path)
+		end := retentionClock(sum, fi.ModTime(), now)
+		s.note(path, func(t *dirTally) { t.ended(1, end, end) })
+	default:
+		s.note(path, func(t *dirTally) { t.parsed++ })
 	}
 	return fi, dropdir.Done
+}
+
+// note tallies what became of a log, for its directory's next report.
+func (s *Sidecar) note(path string, f func(*dirTally)) {
+	s.tally.note(dropdir.Root(s.cfg.Dirs, path), f)
 }
 
 // fail records a log that could not be read. One that looks unfinished
@@ -102,6 +113,7 @@ func (s *Sidecar) fail(path string, fi os.FileInfo, err error) dropdir.Status {
 		return dropdir.Waiting
 	}
 	s.stats.failed(reason)
+	s.note(path, func(t *dirTally) { t.failed[reason]++ })
 	s.log.Warn("cannot read Darshan log", "path", path, "reason", reason, "err", err)
 	return dropdir.Failed
 }

@@ -51,6 +51,8 @@ type Sidecar struct {
 	store   *store
 	stats   stats
 	watcher *dropdir.Watcher
+	tally   tallies            // since the last report
+	shown   map[string]waiting // by drop directory, as last reported
 }
 
 // Start checks the configuration, starts the watcher and its workers, and
@@ -72,15 +74,16 @@ func Start(cfg Config) (*Sidecar, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sidecar{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords), stats: newStats()}
+		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords), stats: newStats(), shown: map[string]waiting{}}
 	w, err := dropdir.Start(dropdir.Config{
 		Dirs: cfg.Dirs, RescanInterval: cfg.RescanInterval, Workers: cfg.Workers,
 		Wanted:    func(name string) bool { return strings.HasSuffix(name, logSuffix) },
 		Partial:   func(name string) bool { return strings.HasSuffix(name, partialSuffix) },
 		Retention: cfg.Retention,
 		// Logs leave the window by their end time, checked at each scan.
-		OnScan: s.store.expire,
-		What:   "Darshan", NoInotify: cfg.NoInotify, Now: cfg.Now, Logger: cfg.Logger,
+		OnScan:   s.expire,
+		OnReport: s.report,
+		What:     "Darshan", NoInotify: cfg.NoInotify, Now: cfg.Now, Logger: cfg.Logger,
 	}, s)
 	if err != nil {
 		return nil, err

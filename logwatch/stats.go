@@ -48,7 +48,7 @@ type Snapshot struct {
 	Failed     map[string]uint64 // logs that could not be read, by reason
 	ReadBytes  map[string]float64
 	WriteBytes map[string]float64 // bytes of the logs read, by module
-	Expired    uint64             // logs past the retention window (also those already past it when read)
+	Expired    uint64             // logs past the retention window (also those already past it when read or found unopened)
 	Dropped    uint64             // jobs dropped by MaxJobs, oldest first
 	Duplicates uint64             // logs that are copies of a log already read
 
@@ -88,6 +88,7 @@ func (s *Sidecar) Snapshot() Snapshot {
 	out.RetainedJobs, out.RetainedLogs = s.store.counts()
 
 	w := s.watcher.Stats()
+	out.Expired += w.Old
 	out.Waiting = map[string]int{WaitingQueued: w.Queued, WaitingPartial: w.Partial, WaitingIncomplete: w.Incomplete}
 	out.LastScan, out.ScanDuration, out.Scans, out.InotifyWatches = w.LastScan, w.ScanDuration, w.Scans, w.Watches
 	return out

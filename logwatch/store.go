@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
+	"github.com/hpcio/hpcio_exporter/dropdir"
 )
 
 // store holds the summaries of the logs inside the retention window,
@@ -192,8 +193,9 @@ func (s *store) remove(path string) {
 	s.removeLocked(path)
 }
 
-// expire forgets the logs whose retention ran out.
-func (s *store) expire(now time.Time) {
+// expire forgets the logs whose retention ran out, and returns the paths
+// of those that were exported (copies aside), as counted.
+func (s *store) expire(now time.Time) (expired []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var old []*logEntry
@@ -215,9 +217,11 @@ func (s *store) expire(now time.Time) {
 	for _, e := range old {
 		if e.active {
 			s.expired++
+			expired = append(expired, e.path)
 		}
 		s.removeLocked(e.path)
 	}
+	return expired
 }
 
 // enforceMaxJobs drops the jobs that ended first while there are more than
@@ -266,6 +270,20 @@ func (s *store) views() []*JobView {
 		s.sorted = out
 	}
 	return s.sorted
+}
+
+// holdsUnder reports whether a log under the drop directory dir is
+// retained, copies included.
+func (s *store) holdsUnder(dir string) bool {
+	dirs := []string{dir}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for path := range s.logs {
+		if dropdir.Root(dirs, path) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // counts returns the retained jobs and logs (copies excluded).

@@ -74,9 +74,19 @@ func TestEndToEndSidecarMode(t *testing.T) {
 	}
 	e.cmd.Process.Kill()
 	e.cmd.Wait() // the log is complete, and no longer written
+	scanned := map[string]bool{}
 	for _, line := range strings.Split(e.logs.String(), "\n") {
 		if strings.Contains(line, "collector enabled") && !strings.Contains(line, "collector=darshan") && !strings.Contains(line, "collector=dayu") {
 			t.Errorf("log: %s", line)
 		}
+		// Each sidecar says at INFO what its first scan found.
+		for what, found := range map[string]string{"Darshan": "parsed=1 ", "DaYu": "runs=1 "} {
+			if strings.Contains(line, "level=INFO") && strings.Contains(line, `msg="`+what+` drop directory scanned"`) && strings.Contains(line, found) {
+				scanned[what] = true
+			}
+		}
+	}
+	if !scanned["Darshan"] || !scanned["DaYu"] {
+		t.Errorf("scan lines at INFO: %v, want Darshan and DaYu", scanned)
 	}
 }
