@@ -1,106 +1,22 @@
 package logwatch
 
 import (
-	"bytes"
-	"encoding/json"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/logtest"
 )
-
-// logCapture is a log that tests read: JSON lines, DEBUG and up.
-type logCapture struct {
-	mu   sync.Mutex
-	buf  bytes.Buffer
-	read int // bytes already returned by next
-}
-
-func (c *logCapture) Write(p []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.Write(p)
-}
-
-func (c *logCapture) logger() *slog.Logger {
-	return slog.New(slog.NewJSONHandler(c, &slog.HandlerOptions{Level: slog.LevelDebug}))
-}
-
-// record is one line of the log.
-type record map[string]any
-
-// next returns the records logged since the last call.
-func (c *logCapture) next(t *testing.T) []record {
-	t.Helper()
-	c.mu.Lock()
-	data := bytes.Clone(c.buf.Bytes()[c.read:])
-	c.read = c.buf.Len()
-	c.mu.Unlock()
-	var out []record
-	for _, line := range bytes.Split(bytes.TrimSpace(data), []byte("\n")) {
-		if len(line) == 0 {
-			continue
-		}
-		var r record
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatalf("%s: %v", line, err)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// pick returns the records of dir with the level and message.
-func pick(recs []record, level, msg, dir string) []record {
-	var out []record
-	for _, r := range recs {
-		if r["level"] == level && r["msg"] == msg && r["dir"] == dir {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
-// num returns the number at a path of keys ("waiting", "partial"); -1
-// when there is none.
-func (r record) num(keys ...string) float64 {
-	var v any = map[string]any(r)
-	for _, k := range keys {
-		m, ok := v.(map[string]any)
-		if !ok {
-			return -1
-		}
-		if v, ok = m[k]; !ok {
-			return -1
-		}
-	}
-	if f, ok := v.(float64); ok {
-		return f
-	}
-	return -1
-}
-
-// want checks the numbers of a record, by dotted path.
-func (r record) want(t *testing.T, fields map[string]float64) {
-	t.Helper()
-	for path, want := range fields {
-		if got := r.num(strings.Split(path, ".")...); got != want {
-			t.Errorf("%s = %v, want %v in %v", path, got, want, r)
-		}
-	}
-}
 
 // oneScanLine returns the only INFO line of dir among recs, and checks
 // that the others of dir, if any, are DEBUG: a Sync may follow the first
 // scan, which has nothing new to say.
-func oneScanLine(t *testing.T, recs []record, dir string) record {
+func oneScanLine(t *testing.T, recs []logtest.Record, dir string) logtest.Record {
 	t.Helper()
-	info := pick(recs, "INFO", scanMsg, dir)
+	info := logtest.Pick(recs, "INFO", scanMsg, dir)
 	if len(info) != 1 {
 		t.Fatalf("%d INFO scan lines for %s in %v", len(info), dir, recs)
 	}
@@ -123,11 +39,11 @@ func setMtime(t *testing.T, path string, at time.Time) {
 	}
 }
 
-func startLogged(t *testing.T, c *logCapture, now time.Time, dirs ...string) (*Sidecar, *clock) {
+func startLogged(t *testing.T, c *logtest.Capture, now time.Time, dirs ...string) (*Sidecar, *clock) {
 	t.Helper()
 	clk := &clock{t: now}
 	s := startSidecar(t, Config{Dirs: dirs, RescanInterval: time.Hour, Retention: 24 * time.Hour,
-		NoInotify: true, Now: clk.now, Logger: c.logger()})
+		NoInotify: true, Now: clk.now, Logger: c.Logger()})
 	return s, clk
 }
 
@@ -140,32 +56,32 @@ func TestScanLogFreshLogs(t *testing.T) {
 		putLog(t, filepath.Join(root, "2026", "1", "15", "log"+string(rune('a'+i))+".darshan"),
 			darshantest.Job{JobID: int64(100 + i), UID: 1000, Exe: "/bin/app", End: now.Add(-time.Hour), Bytes: 4096})
 	}
-	c := &logCapture{}
+	c := &logtest.Capture{}
 	s, clk := startLogged(t, c, now, root)
 	syncNow(t, s)
-	recs := c.next(t)
+	recs := c.Next(t)
 	line := oneScanLine(t, recs, root)
-	line.want(t, map[string]float64{"parsed": 3, "duplicates": 0, "failed": 0, "too_old": 0, "expired": 0,
+	line.Want(t, map[string]float64{"parsed": 3, "duplicates": 0, "failed": 0, "too_old": 0, "expired": 0,
 		"waiting.queued": 0, "waiting.partial": 0, "waiting.incomplete": 0})
-	if _, ok := line["oldest_end"]; ok || line.num("scan") < 1 {
+	if _, ok := line["oldest_end"]; ok || line.Num("scan") < 1 {
 		t.Errorf("line %v: no oldest_end without old logs, a scan number", line)
 	}
-	if w := pick(recs, "WARN", archiveMsg, root); len(w) != 0 {
+	if w := logtest.Pick(recs, "WARN", archiveMsg, root); len(w) != 0 {
 		t.Errorf("fresh logs called an archive: %v", w)
 	}
 
 	syncNow(t, s)
-	recs = c.next(t)
-	if info := pick(recs, "INFO", scanMsg, root); len(info) != 0 {
+	recs = c.Next(t)
+	if info := logtest.Pick(recs, "INFO", scanMsg, root); len(info) != 0 {
 		t.Errorf("a rescan that found nothing logged at INFO: %v", info)
 	}
-	if debug := pick(recs, "DEBUG", scanMsg, root); len(debug) != 1 || debug[0].num("parsed") != 0 {
+	if debug := logtest.Pick(recs, "DEBUG", scanMsg, root); len(debug) != 1 || debug[0].Num("parsed") != 0 {
 		t.Errorf("a rescan that found nothing: %v, want one DEBUG line", debug)
 	}
 
 	clk.set(now.Add(24 * time.Hour))
 	syncNow(t, s)
-	oneScanLine(t, c.next(t), root).want(t, map[string]float64{"parsed": 0, "expired": 3, "too_old": 0})
+	oneScanLine(t, c.Next(t), root).Want(t, map[string]float64{"parsed": 0, "expired": 3, "too_old": 0})
 }
 
 // An archive older than the retention window, next to a live drop
@@ -188,22 +104,22 @@ func TestScanLogArchive(t *testing.T) {
 	putLog(t, filepath.Join(live, "stale.darshan"), darshantest.Job{JobID: 21, UID: 1, Exe: "/bin/new", End: ends[0], Bytes: 100})
 	setMtime(t, filepath.Join(live, "stale.darshan"), ends[0])
 
-	c := &logCapture{}
+	c := &logtest.Capture{}
 	s, _ := startLogged(t, c, now, archive, live)
 	snap := syncNow(t, s)
-	recs := c.next(t)
+	recs := c.Next(t)
 	line := oneScanLine(t, recs, archive)
-	line.want(t, map[string]float64{"parsed": 0, "failed": 0, "too_old": 3})
+	line.Want(t, map[string]float64{"parsed": 0, "failed": 0, "too_old": 3})
 	if line["oldest_end"] != ends[0].UTC().Format(time.RFC3339) || line["newest_end"] != ends[2].UTC().Format(time.RFC3339) {
 		t.Errorf("archive line %v: oldest_end %s, newest_end %s", line, ends[0].UTC().Format(time.RFC3339), ends[2].UTC().Format(time.RFC3339))
 	}
-	warn := pick(recs, "WARN", archiveMsg, archive)
+	warn := logtest.Pick(recs, "WARN", archiveMsg, archive)
 	if len(warn) != 1 || !strings.Contains(warn[0]["msg"].(string), "--darshan.retention") ||
-		warn[0].num("too_old") != 3 || warn[0]["oldest_end"] != line["oldest_end"] || warn[0].num("retention") != float64(24*time.Hour) {
+		warn[0].Num("too_old") != 3 || warn[0]["oldest_end"] != line["oldest_end"] || warn[0].Num("retention") != float64(24*time.Hour) {
 		t.Errorf("archive warning: %v", warn)
 	}
-	oneScanLine(t, recs, live).want(t, map[string]float64{"parsed": 1, "too_old": 1})
-	if w := pick(recs, "WARN", archiveMsg, live); len(w) != 0 {
+	oneScanLine(t, recs, live).Want(t, map[string]float64{"parsed": 1, "too_old": 1})
+	if w := logtest.Pick(recs, "WARN", archiveMsg, live); len(w) != 0 {
 		t.Errorf("the live directory called an archive: %v", w)
 	}
 	// Every log too old counts in darshan_logs_expired_total, opened or not.
@@ -213,8 +129,8 @@ func TestScanLogArchive(t *testing.T) {
 
 	// Found once: the rescans say nothing more of them.
 	syncNow(t, s)
-	recs = c.next(t)
-	if len(pick(recs, "INFO", scanMsg, archive))+len(pick(recs, "WARN", archiveMsg, archive)) != 0 {
+	recs = c.Next(t)
+	if len(logtest.Pick(recs, "INFO", scanMsg, archive))+len(logtest.Pick(recs, "WARN", archiveMsg, archive)) != 0 {
 		t.Errorf("rescan: %v", recs)
 	}
 	if snap := s.Snapshot(); snap.Expired != 4 {
@@ -236,22 +152,22 @@ func TestScanLogWaiting(t *testing.T) {
 	}
 	writeFile(t, filepath.Join(root, "b_id8-1_1-1-1-1_1.darshan"), append(make([]byte, 1328), data[1328:]...)) // header not written yet
 
-	c := &logCapture{}
+	c := &logtest.Capture{}
 	s, _ := startLogged(t, c, now, root)
 	syncNow(t, s)
-	recs := c.next(t)
-	oneScanLine(t, recs, root).want(t, map[string]float64{"parsed": 0, "failed": 0, "too_old": 0,
+	recs := c.Next(t)
+	oneScanLine(t, recs, root).Want(t, map[string]float64{"parsed": 0, "failed": 0, "too_old": 0,
 		"waiting.partial": 1, "waiting.incomplete": 1, "waiting.queued": 0})
-	if w := pick(recs, "WARN", archiveMsg, root); len(w) != 0 {
+	if w := logtest.Pick(recs, "WARN", archiveMsg, root); len(w) != 0 {
 		t.Errorf("waiting logs called an archive: %v", w)
 	}
 
 	syncNow(t, s)
-	recs = c.next(t)
-	if info := pick(recs, "INFO", scanMsg, root); len(info) != 0 {
+	recs = c.Next(t)
+	if info := logtest.Pick(recs, "INFO", scanMsg, root); len(info) != 0 {
 		t.Errorf("nothing changed, yet INFO: %v", info)
 	}
-	if debug := pick(recs, "DEBUG", scanMsg, root); len(debug) != 1 || debug[0].num("waiting", "incomplete") != 1 {
+	if debug := logtest.Pick(recs, "DEBUG", scanMsg, root); len(debug) != 1 || debug[0].Num("waiting", "incomplete") != 1 {
 		t.Errorf("nothing changed: %v, want one DEBUG line", debug)
 	}
 
@@ -259,7 +175,7 @@ func TestScanLogWaiting(t *testing.T) {
 		t.Fatal(err)
 	}
 	syncNow(t, s)
-	oneScanLine(t, c.next(t), root).want(t, map[string]float64{"parsed": 1, "waiting.partial": 0, "waiting.incomplete": 1})
+	oneScanLine(t, c.Next(t), root).Want(t, map[string]float64{"parsed": 1, "waiting.partial": 0, "waiting.incomplete": 1})
 }
 
 // Damaged logs are counted failed, by reason, beside the one parsed.
@@ -279,9 +195,9 @@ func TestScanLogFailures(t *testing.T) {
 	writeFile(t, filepath.Join(root, "corrupt.darshan"), bad)
 	writeFile(t, filepath.Join(root, "garbage.darshan"), append([]byte("3.41\x00\x00\x00\x00"), make([]byte, 2000)...))
 
-	c := &logCapture{}
+	c := &logtest.Capture{}
 	s, _ := startLogged(t, c, now, root)
 	syncNow(t, s)
-	oneScanLine(t, c.next(t), root).want(t, map[string]float64{"parsed": 1, "failed": 2,
+	oneScanLine(t, c.Next(t), root).Want(t, map[string]float64{"parsed": 1, "failed": 2,
 		"failed_reason.corrupt": 1, "failed_reason.not_darshan": 1, "failed_reason.truncated": -1, "too_old": 0})
 }
