@@ -81,6 +81,7 @@ func without(names, drop []string) []string {
 // Every one-shot command's --help lists its own flags and none of the
 // server's; serve --help and --help-long list every server flag.
 func TestCommandFlags(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	top := help(t, bin, "[<flags>] <command>")
 	global := helpFlags(top)
@@ -149,6 +150,7 @@ func TestCommandFlags(t *testing.T) {
 
 // The exit statuses: 0 ok, 1 bad input, 2 usage.
 func TestExitStatus(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	dir := t.TempDir()
 	data, err := darshantest.Job{JobID: 1, UID: 1, Exe: "/bin/a", End: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Ranks: 2, Bytes: 100}.Log()
@@ -233,6 +235,7 @@ func TestExitStatus(t *testing.T) {
 // parses again for it without the default command. Starting the server
 // with them is the end-to-end tests'.)
 func TestDefaultCommandFlagForms(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	forms := [][]string{
 		{"--web.listen-address", ":9848"},
@@ -299,6 +302,7 @@ func unitFlags(t *testing.T, path string) []string {
 // `serve` named explicitly runs the server as the default command does
 // (TestEndToEndDemo runs --demo without it).
 func TestServeCommand(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	e := startCommand(t, bin, nil, []string{"serve"}, "--demo", "--log.format=json")
 	text, _ := e.scrape(t, nil)

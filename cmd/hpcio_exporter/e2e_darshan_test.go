@@ -59,6 +59,7 @@ func has(lines ...string) func(string) bool {
 // scrapes pass promtool and end equal to a golden file. Logs end in 2026
 // and the retention is ten years, so that the golden file holds.
 func TestEndToEndDarshan(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	dir := t.TempDir()
 	e := startExporter(t, bin, "--darshan.dir="+dir, "--darshan.rescan-interval=200ms", "--darshan.retention=87600h",
@@ -126,6 +127,7 @@ func TestEndToEndDarshan(t *testing.T) {
 
 // `hpcio_exporter darshan signals` prints the report and fails on a bad log.
 func TestDarshanSignalsCommand(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	data, err := darshantest.Job{JobID: 1, UID: 1, Exe: "/bin/a", End: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), Ranks: 2, Bytes: 100}.Log()
 	if err != nil {

@@ -17,6 +17,7 @@ var familyCollectors = []string{"brw_stats", "capacity", "changelog", "export_st
 // family collector on: every collector succeeds and the whole scrape
 // passes promtool check metrics.
 func TestEndToEndFamilies(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	files, err := filepath.Glob(filepath.Join(corpus.Fixtures(t, "lustre"), "families-*.txt"))
 	if err != nil || len(files) == 0 {
@@ -44,6 +45,7 @@ func TestEndToEndFamilies(t *testing.T) {
 // The demo shows every family, consistently with its jobs, without bad
 // input, and passes promtool check metrics.
 func TestEndToEndDemoFamilies(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, "--demo", "--collector.quota", "--collector.export_stats")
 	text, _ := e.scrape(t, nil)

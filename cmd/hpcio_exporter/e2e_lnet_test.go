@@ -13,6 +13,7 @@ import (
 // the lnet collector's metrics pass promtool check metrics; a missing
 // lnetctl fails the lnet collector alone, with one error line.
 func TestEndToEndLNet(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	fixtures := corpus.Fixtures(t, "lustre")
 	lctl := fakeLctl(t, "cat "+filepath.Join(fixtures, "jobstats-edge.txt"))

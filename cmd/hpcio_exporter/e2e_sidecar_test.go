@@ -19,6 +19,7 @@ var collectorSuccess = regexp.MustCompile(`(?m)^hpcio_exporter_scrape_collector_
 // off but darshan and dayu. Both succeed on every scrape, and neither lctl
 // nor lnetctl is ever started, whether given by flag or found in $PATH.
 func TestEndToEndSidecarMode(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	tools := t.TempDir()
 	started := filepath.Join(tools, "started")

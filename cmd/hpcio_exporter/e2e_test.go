@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -26,15 +27,39 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-// buildExporter builds the binary once per test run.
+var (
+	binDir   string // removed by TestMain
+	binOnce  sync.Once
+	binPath  string
+	binBuild error
+)
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "hpcio-cmd-test-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binDir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// buildExporter builds the binary once per test run: the tests that run
+// it share it (and run in parallel, mostly waiting on it).
 func buildExporter(t testing.TB) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hpcio_exporter")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	binOnce.Do(func() {
+		binPath = filepath.Join(binDir, "hpcio_exporter")
+		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
+			binBuild = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if binBuild != nil {
+		t.Fatal(binBuild)
 	}
-	return bin
+	return binPath
 }
 
 func freeAddress(t testing.TB) string {
@@ -174,6 +199,7 @@ func checkGolden(t *testing.T, name, got string) {
 // The built binary with a fake lctl printing the edge fixture: /metrics is
 // diffed against a golden file and passes promtool check metrics.
 func TestEndToEndFixture(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	fixture := filepath.Join(corpus.Fixtures(t, "lustre"), "jobstats-edge.txt")
 	lctl := fakeLctl(t, "cat "+fixture)
@@ -201,6 +227,7 @@ func TestEndToEndFixture(t *testing.T) {
 // lctl missing, failing, hanging or printing garbage: the collector
 // reports failure, the response is still served, the process lives on.
 func TestEndToEndBadLctl(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	cases := []struct {
@@ -255,6 +282,7 @@ func TestEndToEndBadLctl(t *testing.T) {
 
 // The demo needs no Lustre and shows live, changing metrics.
 func TestEndToEndDemo(t *testing.T) {
+	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, "--demo")
 	first, _ := e.scrape(t, nil)

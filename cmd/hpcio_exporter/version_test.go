@@ -51,6 +51,7 @@ func TestFillStamp(t *testing.T) {
 // worktree (golang/go#58218: it looks for a .git directory) and the
 // repository's own history is not the test's to choose.
 func TestVersionFromGoBuild(t *testing.T) {
+	t.Parallel()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git not installed")
 	}
