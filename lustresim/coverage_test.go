@@ -2,7 +2,10 @@ package lustresim
 
 import (
 	"bytes"
+	"context"
+	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -109,5 +112,48 @@ func TestCoverageOff(t *testing.T) {
 	}
 	if !strings.Contains(buf.String(), "job_id") {
 		t.Error("no entries printed")
+	}
+}
+
+// Scrapes read job_stats and stats concurrently while the demo's
+// /demo/coverage reads the truth (go test -race).
+func TestCoverageConcurrentReads(t *testing.T) {
+	cfg := DemoConfig()
+	cfg.Jobs = 40
+	at := time.Unix(1_800_000_000, 0)
+	var mu sync.Mutex
+	cfg.Now = func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		at = at.Add(time.Second)
+		return at
+	}
+	s := New(cfg)
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 5 {
+				out, err := s.GetParam(context.Background(), []string{"obdfilter.*.job_stats", "mdt.*.job_stats", "obdfilter.*.stats", "mdt.*.md_stats"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				io.Copy(io.Discard, out)
+				out.Close()
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for range 20 {
+			Coverages(s.Coverage(), 0, 2e9)
+		}
+	}()
+	wg.Wait()
+	if n := len(s.Coverage()); n != cfg.MDTs+cfg.OSTs {
+		t.Errorf("coverage of %d targets", n)
 	}
 }
