@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -56,10 +57,14 @@ type soakSource struct {
 
 	mu        sync.Mutex
 	now       time.Time
-	mode      string // "", "fail" or "hang"
-	delivered []byte // the text of the last successful call
+	nowNanos  atomic.Int64 // now, for the exporter's clock (GetParam may hold mu)
+	mode      string       // "", "fail" or "hang"
+	delivered []byte       // the text of the last successful call
 	calls     int
 }
+
+// clock returns the simulated time of the current scrape.
+func (s *soakSource) clock() time.Time { return time.Unix(0, s.nowNanos.Load()) }
 
 func (s *soakSource) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
 	s.mu.Lock()
@@ -256,7 +261,10 @@ func TestSoak(t *testing.T) {
 		}
 		src = &soakSource{sim: sim}
 		var err error
-		r, err = NewRegistry(Env{Logger: slog.New(slog.DiscardHandler), LctlSource: src, Lnetctl: testLnetctl})
+		// The exporter's clock is the simulated server's: its TTL, created
+		// timestamps and intervals run in simulated time, as they would
+		// on a server (with the wall clock, 15 minutes would never pass).
+		r, err = NewRegistry(Env{Logger: slog.New(slog.DiscardHandler), LctlSource: src, Lnetctl: testLnetctl, Now: src.clock})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -270,6 +278,7 @@ func TestSoak(t *testing.T) {
 		runtime.ReadMemStats(&m)
 		return m.HeapAlloc
 	}
+	hourStart := time.Now()
 	for step := range steps {
 		if step > 0 && step%restartEvery == 0 {
 			start() // the exporter restarts: a new tracker, nothing kept
@@ -278,6 +287,7 @@ func TestSoak(t *testing.T) {
 		now := t0.Add(time.Duration(step) * 30 * time.Second)
 		src.mu.Lock()
 		src.now, src.mode = now, ""
+		src.nowNanos.Store(now.UnixNano())
 		switch x := rng.IntN(100); {
 		case x < 2:
 			src.mode = "fail"
@@ -415,6 +425,10 @@ func TestSoak(t *testing.T) {
 					delete(lifetimes, life)
 				}
 			}
+		}
+		if testing.Verbose() && step%120 == 119 {
+			t.Logf("soak: hour %d took %v; %d series lifetimes kept", step/120+1, time.Since(hourStart).Round(time.Millisecond), len(lifetimes))
+			hourStart = time.Now()
 		}
 		if step == 119 || step == steps-1 || (step > 0 && step%360 == 0) {
 			h := heap()
