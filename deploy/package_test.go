@@ -238,7 +238,9 @@ func installDeb(t *testing.T, deb, version string) {
 			}
 			t.Skip("dpkg -i needs root")
 		}
-		root = func(name string, args ...string) (string, error) { return run(t, "sudo", append([]string{"-n", name}, args...)...) }
+		root = func(name string, args ...string) (string, error) {
+			return run(t, "sudo", append([]string{"-n", name}, args...)...)
+		}
 	}
 	if out, err := run(t, "dpkg-query", "--show", "--showformat=${Status}", "hpcio-exporter"); err == nil && strings.Contains(out, "installed") {
 		t.Skipf("hpcio-exporter is installed on this machine already (%s): not touching it", out)
