@@ -85,7 +85,7 @@ func TestCoverageTruth(t *testing.T) {
 	for name, c := range share {
 		t.Logf("%s: coverage %.4f", name, c)
 		if name == ost {
-			if c > 0.9 || c < 0.5 {
+			if c > 0.6 || c < 0.1 {
 				t.Errorf("%s (cleanup 1 s, read every 5 s): coverage %.4f, want well below 1", name, c)
 			}
 			continue

@@ -229,12 +229,13 @@ func (s *Sim) addEntries(rng *rand.Rand, j *Job) {
 		}
 	}
 	stripes := 1 << rng.IntN(3)
-	if stripes > s.cfg.OSTs {
-		stripes = s.cfg.OSTs
+	osts := s.regularOSTs()
+	if stripes > osts {
+		stripes = osts
 	}
 	firstOST := 0
-	if s.cfg.OSTs > 0 {
-		firstOST = rng.IntN(s.cfg.OSTs)
+	if osts > 0 {
+		firstOST = rng.IntN(osts)
 	}
 	mdt := 0
 	if s.cfg.MDTs > 1 {
@@ -270,12 +271,12 @@ func (s *Sim) addEntries(rng *rand.Rand, j *Job) {
 				w   float64
 			}{true, mdt, 1})
 		}
-		for k := 0; k < stripes && s.cfg.OSTs > 0; k++ {
+		for k := 0; k < stripes && osts > 0; k++ {
 			targets = append(targets, struct {
 				mdt bool
 				idx int
 				w   float64
-			}{false, (firstOST + k) % s.cfg.OSTs, 1 / float64(stripes)})
+			}{false, (firstOST + k) % osts, 1 / float64(stripes)})
 		}
 		for _, t := range targets {
 			share := nodeShare * t.w
@@ -290,6 +291,16 @@ func (s *Sim) addEntries(rng *rand.Rand, j *Job) {
 			add(t.mdt, t.idx, node, share, ShapeOK)
 		}
 	}
+}
+
+// regularOSTs is the number of OSTs the jobs' files are striped over: all
+// of them, but with the demo's fixed jobs (and more than two OSTs) the last
+// one, which is the pool the checkpoint job writes to alone (special.go).
+func (s *Sim) regularOSTs() int {
+	if s.cfg.Special && s.cfg.OSTs > 2 {
+		return s.cfg.OSTs - 1
+	}
+	return s.cfg.OSTs
 }
 
 // rawID prints the job_id a client makes for shape.

@@ -72,8 +72,8 @@ const (
 // DemoConfig is the server --demo shows: 2 MDTs, 8 OSTs, a few hundred
 // jobs, entries cleaned after two idle minutes, except on the last OST,
 // where job_cleanup_interval was cut to one second: a checkpointing job
-// writing there in bursts (special.go) is mostly cleaned up between two
-// scrapes, and that OST's jobstats coverage is well below 1.
+// writing there alone, in bursts (special.go), is mostly cleaned up between
+// two scrapes, and that OST's jobstats coverage is well below 1.
 func DemoConfig() Config {
 	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute,
 		TargetCleanup: map[string]time.Duration{"demo-OST0007": time.Second},

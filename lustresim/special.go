@@ -57,22 +57,20 @@ func (s *Sim) specialJobs() []*Job {
 		{target: 2 % s.cfg.OSTs, node: "r02c01", rawID: s.rawID(storm, "r02c01", ShapeOK, false), shape: ShapeOK,
 			ops: s.opsFor(false, modern, 1, 1<<20, 0, 4096, 0, nil)},
 	}
-	// The checkpoint job writes to the last OST for one second in every
-	// ten, a third of that OST's traffic. Where job_cleanup_interval is
-	// shorter than the pause (the demo's last OST), its entry is cleaned
-	// up after each burst, and a burst no scrape falls into, or the end of
-	// one after the last scrape, counts in the OST's stats only.
-	ckpt := &Job{JobID: CheckpointJobID, UID: "5150", Nodes: []string{"r03c01"}, Period: 10, Duty: 0.1}
+	// The checkpoint job writes to the last OST, a pool of its own with the
+	// demo's fixed jobs (regularOSTs), for about one second in every ten:
+	// 2.5 GiB/s in each burst, 256 MiB/s on average. Where job_cleanup_interval is
+	// shorter than the pause (the demo's last OST), its entry is cleaned up
+	// after each burst, and a burst no scrape falls into, or the end of one
+	// after the last scrape, counts in the OST's stats only.
+	// (Every 10.37 s: a period that no scrape interval divides, so that
+	// scrapes fall on every phase of the bursts, as they would on a real
+	// job's.)
+	ckpt := &Job{JobID: CheckpointJobID, UID: "5150", Nodes: []string{"r03c01"}, Period: 10.37, Duty: 0.1}
 	forever(ckpt)
-	last := s.cfg.OSTs - 1
-	avg := 256.0 * (1 << 20)
-	if f := s.families(); last < len(f.ost) {
-		if r := f.ost[last]; r.op("write_bytes").sum+r.op("read_bytes").sum > 0 {
-			avg = r.op("write_bytes").sum + r.op("read_bytes").sum
-		}
-	}
-	ckpt.entries = []*entry{{target: last, node: "r03c01", rawID: s.rawID(ckpt, "r03c01", ShapeOK, false), shape: ShapeOK,
-		ops: s.opsFor(false, modern, 1, avg/2/ckpt.Duty, 0, 4<<20, 0, nil)}}
+	const ckptBps = 256 << 20
+	ckpt.entries = []*entry{{target: s.cfg.OSTs - 1, node: "r03c01", rawID: s.rawID(ckpt, "r03c01", ShapeOK, false), shape: ShapeOK,
+		ops: s.opsFor(false, modern, 1, ckptBps/ckpt.Duty, 0, 4<<20, 0, nil)}}
 	return []*Job{churn, storm, ckpt}
 }
 
