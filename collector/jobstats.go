@@ -144,12 +144,17 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 	return v.Err
 }
 
-// sendJobstatsCounted sends what a target's per-job series add up to.
+// sendJobstatsCounted sends what a target's per-job series add up to. The
+// bytes read and written are sent for every OST read, 0 before any entry
+// printed them: a target whose job_stats stay empty (jobstats turned off,
+// every entry cleaned up before a scrape saw it) then has a jobstats
+// coverage of 0, where a missing series would give none and no alert.
 func sendJobstatsCounted(ch chan<- prometheus.Metric, t *jobstats.TargetView) {
 	if t.Counted == nil {
 		return // forgotten: its series are gone
 	}
 	since := created(t.CountedSince, 0)
+	var sentRead, sentWrite bool
 	for i := range t.Ops {
 		o := &t.Ops[i]
 		switch o.Name {
@@ -158,13 +163,23 @@ func sendJobstatsCounted(ch chan<- prometheus.Metric, t *jobstats.TargetView) {
 				continue
 			}
 			desc := jobstatsReadBytesDesc
+			sentRead = sentRead || o.Name == "read_bytes"
 			if o.Name == "write_bytes" {
-				desc = jobstatsWriteBytesDesc
+				desc, sentWrite = jobstatsWriteBytesDesc, true
 			}
 			ch <- counter(desc, float64(t.Counted[o.Sum]), since, t.Component, t.Target)
 		default:
 			ch <- counter(jobstatsOpsDesc, float64(t.Counted[o.Samples]), since, t.Component, t.Target, o.Name)
 		}
+	}
+	if t.Component != "ost" {
+		return // MDTs print bytes only from Lustre 2.14 (Data-on-MDT)
+	}
+	if !sentRead {
+		ch <- counter(jobstatsReadBytesDesc, 0, since, t.Component, t.Target)
+	}
+	if !sentWrite {
+		ch <- counter(jobstatsWriteBytesDesc, 0, since, t.Component, t.Target)
 	}
 }
 

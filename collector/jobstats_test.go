@@ -239,3 +239,34 @@ func TestLctlDeadline(t *testing.T) {
 		}
 	}
 }
+
+// An OST whose job_stats hold no entry (jobstats turned off, or every entry
+// cleaned up before a scrape) has its job totals at 0, not missing, so that
+// its jobstats coverage is 0 and the coverage alert can fire; once an entry
+// counts, they go on from there. An empty MDT has none (its bytes exist
+// only from Lustre 2.14).
+func TestJobstatsCountedOfEmptyTarget(t *testing.T) {
+	onlyCollectors(t, "jobstats")
+	empty := "obdfilter.fs-OST0000.job_stats=\njob_stats:\nmdt.fs-MDT0000.job_stats=\njob_stats:\n"
+	later := "obdfilter.fs-OST0000.job_stats=\njob_stats:\n" +
+		"- job_id:          \"11:1000:n1\"\n  snapshot_time:   1700000100.000000000 secs.nsecs\n  start_time:      1700000090.000000000 secs.nsecs\n" +
+		"  write_bytes:     { samples:           2, unit: bytes, min:  4096, max:  4096, sum:             8192, sumsq: 0 }\n" +
+		"mdt.fs-MDT0000.job_stats=\njob_stats:\n"
+	r := newTestRegistry(t, &textSource{texts: []string{empty, later}})
+	first := scrapeText(t, r, expfmt.FmtText)
+	for _, want := range []string{
+		`lustre_jobstats_read_bytes_total{component="ost",target="fs-OST0000"} 0`,
+		`lustre_jobstats_write_bytes_total{component="ost",target="fs-OST0000"} 0`,
+	} {
+		if !strings.Contains(first, want+"\n") {
+			t.Errorf("empty job_stats: no %s", want)
+		}
+	}
+	if strings.Contains(first, `lustre_jobstats_read_bytes_total{component="mdt"`) {
+		t.Error("an empty MDT has job bytes")
+	}
+	second := scrapeText(t, r, expfmt.FmtText)
+	if want := `lustre_jobstats_write_bytes_total{component="ost",target="fs-OST0000"} 8192`; !strings.Contains(second, want+"\n") {
+		t.Errorf("after the first entry: no %s", want)
+	}
+}

@@ -2,7 +2,6 @@ package jobstats
 
 import (
 	"encoding/binary"
-	"slices"
 
 	"github.com/hpcio/hpcio_exporter/jobid"
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -233,7 +232,8 @@ func (t *Tracker) publish(err error) *View {
 		if tg.group == nil {
 			continue // forgotten: its identities with it
 		}
-		tv.Counted = slices.Clone(tg.group.Counted())
+		// Not nil, also before any slot: nil says the target was forgotten.
+		tv.Counted = append([]uint64{}, tg.group.Counted()...)
 		tv.CountedSince = float64(tg.group.Created.UnixNano()) / 1e9
 		tv.RawSeries = tg.group.Len()
 		tv.Identities = len(tg.group.Identities())

@@ -16,7 +16,8 @@ import (
 //
 // Their counters follow the jobs' traffic: each target's rates are the sum
 // of the rates of the jobs on it (those of the first batch of arrivals,
-// scaled to the configured population, when jobs come and go), integrated
+// scaled to the configured population, when jobs come and go, and the
+// demo's fixed jobs), integrated
 // since the server started one day before the simulated era. With Static
 // jobs, a target's counters are the sum of its jobs' job_stats counters, to
 // rounding. Capacities fill slowly; recovery is COMPLETE.
@@ -109,7 +110,7 @@ func (s *Sim) initFamilies(f *familyState) {
 	if !s.cfg.Static && len(jobs) > 0 {
 		scale = float64(s.cfg.Jobs) / float64(len(jobs))
 	}
-	for _, j := range jobs {
+	add := func(j *Job, scale float64) {
 		w := scale
 		if !s.cfg.Static {
 			w *= j.Duty
@@ -128,6 +129,14 @@ func (s *Sim) initFamilies(f *familyState) {
 				r.add(o, w)
 			}
 		}
+	}
+	for _, j := range jobs {
+		add(j, scale)
+	}
+	// The demo's fixed jobs were there all along: their traffic is in the
+	// targets' history too (the checkpoint pool has no other).
+	for _, j := range s.special {
+		add(j, 1)
 	}
 
 	p := []string{"version", "health_check", "memused", "memused_max", "lnet_memused"}
