@@ -95,7 +95,7 @@ func unitArgs(t testing.TB, unit string, set map[string]string, drop ...string) 
 
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: the end-to-end test scrapes the demo for about three and a half minutes")
+		t.Skip("-short: the end-to-end test scrapes the demo for about five and a half minutes")
 	}
 	// The structural tests run meanwhile; this one mostly waits.
 	t.Parallel()
@@ -170,7 +170,6 @@ func TestEndToEnd(t *testing.T) {
 	time.Sleep(time.Until(t0.Add(dataFor)))
 
 	checkTruth(t, api, demoAddr)
-	checkCoverage(t, api, demoAddr)
 	alerts := waitStormAlert(t, amAddr, darshanReady, drill.JobID, t0.Add(dataFor+120*time.Second))
 	evaluateAll(t, api, darshanReady, map[string]string{
 		"fs": "demo", "jobid": drill.JobID, "topn": "10", "workflow": "yaml2023",
@@ -178,6 +177,12 @@ func TestEndToEnd(t *testing.T) {
 	checkRecordedLabels(t, api)
 	checkMetricNames(t, api, darshanReady)
 	checkChurn(t, api, t0)
+	// Coverage once the rules' 5-minute windows hold scraped data only:
+	// rate() extrapolates a counter towards zero at the start of its data,
+	// one that starts near 0 (a job total) unlike one that does not (the
+	// target's own), a property of rate(), not the question here.
+	time.Sleep(time.Until(t0.Add(5*time.Minute + 2*scrapeEvery)))
+	checkCoverage(t, api, demoAddr)
 	checkTargetsUp(t, api, 2, 30*time.Second)
 
 	var failed float64
