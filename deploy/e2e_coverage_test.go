@@ -261,20 +261,3 @@ func coverageBetween(reads []coverageRead, component string, from, to float64) (
 	}
 	return float64(seen) / float64(counted), true
 }
-
-// logSpans logs, for a failed comparison, the samples that the coverage
-// rule's rate() read: the first and last of every series of the target.
-func logSpans(t *testing.T, api promAPI, target string, at time.Time) {
-	t.Helper()
-	for _, name := range []string{"lustre_jobstats_read_bytes_total", "lustre_jobstats_write_bytes_total", "lustre_read_bytes_total", "lustre_write_bytes_total"} {
-		res, err := api.query(fmt.Sprintf(`%s{target=%q}[5m]`, name, target), at)
-		if err != nil || len(res) == 0 {
-			t.Logf("  %s: %v, %d series", name, err, len(res))
-			continue
-		}
-		for _, s := range res {
-			v := s.Values
-			t.Logf("  %s %v: %d samples, first %v, last %v", name, s.Metric, len(v), v[0], v[len(v)-1])
-		}
-	}
-}
