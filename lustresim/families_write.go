@@ -216,10 +216,17 @@ func (s *Sim) writeService(w *writer, f *familyState, param, prefix, device, lea
 		s.value(w, param, uint64(len(simClients)+s.cfg.MDTs+s.cfg.OSTs))
 		return true
 	}
-	sum := func(rates []targetRates, name string) float64 {
+	mdts, osts := w.scope.count(true, s.cfg.MDTs), w.scope.count(false, s.cfg.OSTs)
+	sum := func(mdt bool, name string) float64 {
+		rates := f.ost
+		if mdt {
+			rates = f.mdt
+		}
 		total := 0.0
 		for i := range rates {
-			total += rates[i].op(name).samples
+			if w.scope.has(mdt, i) {
+				total += rates[i].op(name).samples
+			}
 		}
 		return total
 	}
@@ -230,27 +237,27 @@ func (s *Sim) writeService(w *writer, f *familyState, param, prefix, device, lea
 	rpcs := map[string]float64{} // RPC name → per second
 	switch param {
 	case "ost.OSS.ost_io.stats":
-		rpcs["ost_read"] = sum(f.ost, "read_bytes")
-		rpcs["ost_write"] = sum(f.ost, "write_bytes")
-		rpcs["ost_punch"] = sum(f.ost, "punch")
+		rpcs["ost_read"] = sum(false, "read_bytes")
+		rpcs["ost_write"] = sum(false, "write_bytes")
+		rpcs["ost_punch"] = sum(false, "punch")
 	case "ost.OSS.ost.stats":
-		rpcs["ost_setattr"] = sum(f.ost, "setattr")
-		rpcs["ost_getattr"] = sum(f.ost, "getattr")
-		rpcs["obd_ping"] = float64(len(simClients)*s.cfg.OSTs) / 25
+		rpcs["ost_setattr"] = sum(false, "setattr")
+		rpcs["ost_getattr"] = sum(false, "getattr")
+		rpcs["obd_ping"] = float64(len(simClients)*osts) / 25
 	case "ost.OSS.ost_create.stats":
-		rpcs["ost_statfs"] = float64(s.cfg.MDTs*s.cfg.OSTs) / 5
+		rpcs["ost_statfs"] = float64(s.cfg.MDTs*osts) / 5
 	case "mds.MDS.mdt.stats":
-		rpcs["mds_getattr"] = sum(f.mdt, "getattr")
-		rpcs["mds_close"] = sum(f.mdt, "close")
-		rpcs["mds_reint_setattr"] = sum(f.mdt, "setattr")
-		rpcs["ldlm_ibits_enqueue"] = sum(f.mdt, "open") + sum(f.mdt, "mknod")
-		rpcs["obd_ping"] = float64(len(simClients)*s.cfg.MDTs) / 25
+		rpcs["mds_getattr"] = sum(true, "getattr")
+		rpcs["mds_close"] = sum(true, "close")
+		rpcs["mds_reint_setattr"] = sum(true, "setattr")
+		rpcs["ldlm_ibits_enqueue"] = sum(true, "open") + sum(true, "mknod")
+		rpcs["obd_ping"] = float64(len(simClients)*mdts) / 25
 	case "mds.MDS.mdt_readpage.stats":
-		rpcs["mds_readpage"] = sum(f.mdt, "open") / 20
+		rpcs["mds_readpage"] = sum(true, "open") / 20
 	case "ldlm.services.ldlm_canceld.stats":
-		rpcs["ldlm_cancel"] = (sum(f.mdt, "close") + sum(f.ost, "write_bytes")/50)
+		rpcs["ldlm_cancel"] = (sum(true, "close") + sum(false, "write_bytes")/50)
 	case "ldlm.services.ldlm_cbd.stats":
-		rpcs["ldlm_bl_callback"] = sum(f.mdt, "setattr") / 10
+		rpcs["ldlm_bl_callback"] = sum(true, "setattr") / 10
 	case "mgs.MGS.mgs.stats":
 		rpcs["mgs_connect"] = 0
 		rpcs["obd_ping"] = float64(len(simClients)) / 25
@@ -274,6 +281,33 @@ func (s *Sim) writeService(w *writer, f *familyState, param, prefix, device, lea
 		s.timed(w, name, s.count(rpcs[name], t), usec, 5, 20000, latencyOf(name))
 	}
 	return true
+}
+
+// targetScope is the targets one server of a fleet holds, by index.
+type targetScope struct{ mdt, ost map[int]bool }
+
+// has reports whether the server holds target i; a nil scope (one server
+// holding the whole file system) holds every target.
+func (sc *targetScope) has(mdt bool, i int) bool {
+	if sc == nil {
+		return true
+	}
+	if mdt {
+		return sc.mdt[i]
+	}
+	return sc.ost[i]
+}
+
+// count is how many MDTs or OSTs the server holds, of all in the file
+// system.
+func (sc *targetScope) count(mdt bool, all int) int {
+	if sc == nil {
+		return all
+	}
+	if mdt {
+		return len(sc.mdt)
+	}
+	return len(sc.ost)
 }
 
 func secUnit(d Dialect) string {

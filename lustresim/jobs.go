@@ -230,6 +230,9 @@ func (s *Sim) addEntries(rng *rand.Rand, j *Job) {
 	}
 	stripes := 1 << rng.IntN(3)
 	osts := s.regularOSTs()
+	if s.cfg.WideStripe > 0 && rng.Float64() < s.cfg.WideStripe {
+		stripes = osts // a hot job: on every OST
+	}
 	if stripes > osts {
 		stripes = osts
 	}

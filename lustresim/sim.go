@@ -52,6 +52,11 @@ type Config struct {
 	// Special adds the demo's fixed jobs: one whose ids churn and whose
 	// counters restart, one storming the MDT (special.go).
 	Special bool
+	// WideStripe is the fraction of jobs whose files are striped over
+	// every OST (lfs setstripe -c -1): the few big jobs a site's OSTs all
+	// see, beside the many striped over 1, 2 or 4. At 0 nothing more is
+	// drawn, so that a seed keeps giving the jobs it always gave.
+	WideStripe float64
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -186,12 +191,20 @@ func (s *Sim) params() []string {
 // patterns, in pattern order, and, like lctl, exits non-zero (Close) when
 // a pattern matches nothing.
 func (s *Sim) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, error) {
+	return s.getParams(ctx, patterns, s.params(), nil)
+}
+
+// getParams is GetParam on a server that has only params (in lctl's
+// order): a fleet's servers each print their own part of the file
+// system's parameters (fleet.go), and its RPC services count the traffic
+// of its own targets (scope; nil: every target).
+func (s *Sim) getParams(ctx context.Context, patterns, params []string, scope *targetScope) (io.ReadCloser, error) {
 	now := s.cfg.Now()
 	var selected []string
 	var missing []string
 	for _, pat := range patterns {
 		found := false
-		for _, p := range s.params() {
+		for _, p := range params {
 			if lctl.MatchPattern(pat, p) {
 				selected = append(selected, p)
 				found = true
@@ -212,6 +225,7 @@ func (s *Sim) GetParam(ctx context.Context, patterns []string) (io.ReadCloser, e
 	}
 	go func() {
 		w := newWriter(pw)
+		w.scope = scope
 		for _, p := range selected {
 			if ctx.Err() != nil {
 				break

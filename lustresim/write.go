@@ -13,6 +13,9 @@ import (
 type writer struct {
 	bw  *bufio.Writer
 	buf []byte
+	// scope, when set, holds the targets of the server printing: its RPC
+	// services carry their traffic alone (a fleet's servers).
+	scope *targetScope
 }
 
 func newWriter(w io.Writer) *writer { return &writer{bw: bufio.NewWriterSize(w, 256<<10)} }

@@ -33,6 +33,7 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	serve.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
 	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
 	serve.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
+	addFleetFlags(serve, opts) // fleet.go
 	serve.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
 		Default("lctl").StringVar(&opts.lctlPath)
 	serve.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
@@ -64,6 +65,7 @@ type serveOptions struct {
 	maxRequests            int
 	disableExporterMetrics bool
 	demo                   bool
+	fleet                  fleetOptions
 	lctlPath, lnetctlPath  string
 }
 
@@ -79,6 +81,9 @@ func lustreTools(opts serveOptions) (lctl.Source, toolrun.StartFunc) {
 func runServer(opts serveOptions, logger *slog.Logger) error {
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
+	if opts.fleet.oss > 0 {
+		return runFleet(opts, logger) // fleet.go: a simulated site, one target per server
+	}
 
 	lctlSource, lnetctl := lustreTools(opts)
 	registry, err := collector.NewRegistry(collector.Env{Logger: logger, LctlSource: lctlSource, Lnetctl: lnetctl})
@@ -89,33 +94,11 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 		logger.Info("collector enabled", "collector", name)
 	}
 
-	// The exporter's own Go, process and promhttp metrics live on their own
-	// registry, as in node_exporter, so that --web.disable-exporter-metrics
-	// can drop them without touching the collectors.
-	exporterMetrics := prometheus.NewRegistry()
-	exporterMetrics.MustRegister(versioncollector.NewCollector(exporterName))
-	if !opts.disableExporterMetrics {
-		exporterMetrics.MustRegister(
-			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-			collectors.NewGoCollector(),
-		)
-	}
-
+	exporterMetrics := newExporterMetrics(opts)
 	mux := http.NewServeMux()
 	mux.Handle(opts.metricsPath, handler.New(registry, exporterMetrics, handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: logger}))
-	if opts.metricsPath != "/" {
-		landing, err := web.NewLandingPage(web.LandingConfig{
-			Name:        exporterName,
-			Description: "Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs, HDF5 VOL/VFD stats",
-			Version:     version.Info(),
-			Links: []web.LandingLinks{
-				{Address: opts.metricsPath, Text: "Metrics"},
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("landing page: %w", err)
-		}
-		mux.Handle("/", landing)
+	if err := addLandingPage(mux, opts); err != nil {
+		return err
 	}
 	if opts.demo {
 		// The simulator's ground truth, for tests that check the numbers
@@ -136,5 +119,40 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 	if err := web.ListenAndServe(server, opts.webConfig, logger); err != nil {
 		return err
 	}
+	return nil
+}
+
+// newExporterMetrics returns a registry of the exporter's own metrics. The
+// Go, process and promhttp metrics live on their own registry, as in
+// node_exporter, so that --web.disable-exporter-metrics can drop them
+// without touching the collectors.
+func newExporterMetrics(opts serveOptions) *prometheus.Registry {
+	exporterMetrics := prometheus.NewRegistry()
+	exporterMetrics.MustRegister(versioncollector.NewCollector(exporterName))
+	if !opts.disableExporterMetrics {
+		exporterMetrics.MustRegister(
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			collectors.NewGoCollector(),
+		)
+	}
+	return exporterMetrics
+}
+
+// addLandingPage serves the landing page at "/", linking the metrics and
+// extra, unless the metrics themselves are there.
+func addLandingPage(mux *http.ServeMux, opts serveOptions, extra ...web.LandingLinks) error {
+	if opts.metricsPath == "/" {
+		return nil
+	}
+	landing, err := web.NewLandingPage(web.LandingConfig{
+		Name:        exporterName,
+		Description: "Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs, HDF5 VOL/VFD stats",
+		Version:     version.Info(),
+		Links:       append([]web.LandingLinks{{Address: opts.metricsPath, Text: "Metrics"}}, extra...),
+	})
+	if err != nil {
+		return fmt.Errorf("landing page: %w", err)
+	}
+	mux.Handle("/", landing)
 	return nil
 }
