@@ -2,7 +2,7 @@
 #
 #   make build        dist/build/hpcio_exporter, with version, revision, branch,
 #                     build user and date stamped in (hpcio_exporter --version)
-#   make test         go test ./... (what CI runs; about 5 minutes)
+#   make test         go test -timeout 30m ./... (what CI runs; about 15 minutes)
 #   make test-short   go test -short ./... (no real Prometheus, no soak; under a minute)
 #   make lint         gofmt, go vet, staticcheck
 #   make package      dist/hpcio_exporter_<version>_amd64.deb and
@@ -47,7 +47,7 @@ build:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH) $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $(BINARY) ./cmd/hpcio_exporter
 
 test:
-	$(GO) test ./...
+	$(GO) test -timeout 30m ./...
 
 test-short:
 	$(GO) test -short ./...
