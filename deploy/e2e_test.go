@@ -155,8 +155,11 @@ func TestEndToEnd(t *testing.T) {
 	// Prometheus with deploy/prometheus as shipped, except: intervals of
 	// 5 s, the test's targets, and shorter `for:` durations.
 	promDir := filepath.Join(dir, "prometheus")
-	forChanged := preparePrometheus(t, promDir, map[string]string{
-		"lustre-oss.yml": demoAddr, "lustre-mds.yml": "", "hpcio-sidecar.yml": sideAddr, "alertmanager.yml": amAddr})
+	// The demo is one server with MDTs and OSTs: listed once, as an OSS
+	// (scraping it twice would double every sum).
+	forChanged := preparePrometheus(t, promDir, map[string][]targetGroup{
+		"lustre-oss.yml": {{Targets: []string{demoAddr}}}, "lustre-mds.yml": nil,
+		"hpcio-sidecar.yml": {{Targets: []string{sideAddr}}}, "alertmanager.yml": {{Targets: []string{amAddr}}}}, scrapeEvery)
 	promAddr := freePort(t)
 	prom := start(t, "prometheus", promBin, "--config.file="+filepath.Join(promDir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(promDir, "data"), "--web.listen-address="+promAddr,
@@ -375,36 +378,24 @@ func waitDarshan(t *testing.T, addr, jobID string) bool {
 	return true
 }
 
+// targetGroup is one entry of a file_sd target list, as HTTP SD serves
+// them too.
+type targetGroup struct {
+	Targets []string          `json:"targets"`
+	Labels  map[string]string `json:"labels,omitempty"`
+}
+
 // preparePrometheus copies deploy/prometheus to dir with the test's
-// changes: intervals and timeouts of 5 s, the target files, and every
+// changes: intervals and timeouts of every, the target files, and every
 // `for:` set to shortFor. It checks that nothing else differs and returns
 // how many `for:` lines it changed.
-func preparePrometheus(t testing.TB, dir string, targets map[string]string) int {
+func preparePrometheus(t testing.TB, dir string, targets map[string][]targetGroup, every time.Duration) int {
 	t.Helper()
-	for _, d := range []string{"rules", "targets"} {
-		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			t.Fatal(err)
-		}
+	if err := os.MkdirAll(filepath.Join(dir, "rules"), 0o755); err != nil {
+		t.Fatal(err)
 	}
-	cfg := readFile(t, "prometheus/prometheus.yml")
-	interval := regexp.MustCompile(`(?m)^(\s*(?:scrape_interval|evaluation_interval|scrape_timeout):) *\S+`)
-	if n := len(interval.FindAllString(cfg, -1)); n < 5 {
-		t.Fatalf("prometheus.yml: %d intervals found", n)
-	}
-	cfg = interval.ReplaceAllString(cfg, "${1} "+scrapeEvery.String())
-	writeFile(t, filepath.Join(dir, "prometheus.yml"), cfg)
-	for _, f := range globFiles(t, "prometheus/targets/*.yml") {
-		name := filepath.Base(f)
-		addr, ok := targets[name]
-		if !ok {
-			t.Fatalf("no test target for %s", name)
-		}
-		data := "[]\n" // the demo is one server with MDTs and OSTs: scraping it twice would double every sum
-		if addr != "" {
-			data = fmt.Sprintf("- targets: ['%s']\n", addr)
-		}
-		writeFile(t, filepath.Join(dir, "targets", name), data)
-	}
+	writeFile(t, filepath.Join(dir, "prometheus.yml"), setIntervals(t, "prometheus/prometheus.yml", every))
+	writeTargets(t, dir, targets)
 	forLine := regexp.MustCompile(`(?m)^(\s+for:) *\S+$`)
 	changed := 0
 	for _, f := range globFiles(t, "prometheus/rules/*.yml") {
@@ -423,6 +414,45 @@ func preparePrometheus(t testing.TB, dir string, targets map[string]string) int 
 		writeFile(t, filepath.Join(dir, "rules", filepath.Base(f)), short)
 	}
 	return changed
+}
+
+// setIntervals returns a shipped scrape configuration with every
+// scrape_interval, scrape_timeout and evaluation_interval set to every,
+// and nothing else changed.
+func setIntervals(t testing.TB, file string, every time.Duration) string {
+	t.Helper()
+	cfg := readFile(t, file)
+	interval := regexp.MustCompile(`(?m)^(\s*(?:scrape_interval|evaluation_interval|scrape_timeout):) *\S+`)
+	if n := len(interval.FindAllString(cfg, -1)); n < 5 {
+		t.Fatalf("%s: %d intervals found", file, n)
+	}
+	return interval.ReplaceAllString(cfg, "${1} "+every.String())
+}
+
+// writeTargets writes dir/targets/NAME for every target list the shipped
+// configuration has (prometheus/targets/NAME), with the groups the test
+// gives it: a list the test does not mention fails, an empty one is [].
+func writeTargets(t testing.TB, dir string, targets map[string][]targetGroup) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Join(dir, "targets"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range globFiles(t, "prometheus/targets/*.yml") {
+		name := filepath.Base(f)
+		groups, ok := targets[name]
+		if !ok {
+			t.Fatalf("no test target for %s", name)
+		}
+		if groups == nil {
+			groups = []targetGroup{}
+		}
+		// JSON is YAML: Prometheus and vmagent read it as such.
+		data, err := json.Marshal(groups)
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(dir, "targets", name), string(data)+"\n")
+	}
 }
 
 // checkTargetsUp waits until Prometheus has n targets, all up.
