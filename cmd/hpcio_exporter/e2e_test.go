@@ -129,6 +129,13 @@ func startCommand(t testing.TB, bin string, env, command []string, args ...strin
 	if env != nil {
 		e.cmd.Env = append(os.Environ(), env...)
 	}
+	return e.launch(t)
+}
+
+// launch starts e's command, stops it when the test ends (with its log if
+// the test failed) and waits until e.addr accepts connections.
+func (e *exporter) launch(t testing.TB) *exporter {
+	t.Helper()
 	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
 	if err := e.cmd.Start(); err != nil {
 		t.Fatal(err)

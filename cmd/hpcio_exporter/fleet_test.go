@@ -48,25 +48,7 @@ func startFleetExporter(t *testing.T, bin string, oss int, args ...string) *expo
 	t.Helper()
 	e := &exporter{addr: fleetAddress(t, oss+1), logs: &bytes.Buffer{}}
 	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--demo", "--demo.fleet.oss=" + strconv.Itoa(oss)}, args...)...)
-	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		e.cmd.Process.Kill()
-		e.cmd.Wait()
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", e.logs)
-		}
-	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", e.addr); err == nil {
-			c.Close()
-			return e
-		}
-	}
-	t.Fatalf("exporter did not listen on %s", e.addr)
-	return nil
+	return e.launch(t)
 }
 
 func getBody(t *testing.T, url string) []byte {
