@@ -101,7 +101,6 @@ func TestEndToEnd(t *testing.T) {
 	t.Parallel()
 	promBin := needTool(t, "prometheus")
 	amBin := needTool(t, "prometheus-alertmanager", "alertmanager")
-	takeTurn(t) // not beside the fleet test (vm_helpers_test.go)
 	begin := time.Now()
 	bin := exporterBinary(t)
 	dir := t.TempDir()

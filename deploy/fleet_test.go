@@ -20,8 +20,8 @@ import (
 // The fleet test's site: one MDS with one MDT and eight OSS with two OSTs
 // each, 5,000 jobs, each server a scrape target of its own, as a site's
 // servers are. Scraped every 10 s, rules evaluated every 10 s: the rules'
-// 5-minute windows hold 30 samples, and a 2-core CI machine running the
-// end-to-end test beside this one has room for it.
+// 5-minute windows hold 30 samples, and a 2-core CI machine has room for
+// it (about a core and 3 GB of memory, most of both Prometheus').
 const (
 	fleetOSS        = 8
 	fleetOSTsPerOSS = 2
@@ -184,7 +184,9 @@ func TestFleet(t *testing.T) {
 		servers, fleetMDTs, fleetOSS*fleetOSTsPerOSS, fleetJobs, t0.Sub(begin).Round(time.Second), forChanged, shortFor)
 
 	promAPIc, vmAPI := promAPI{base: promURL}, promAPI{base: vmURL}
-	checkTargetsUp(t, promAPIc, len(want), 90*time.Second)
+	// Up to 4 minutes: under `go test ./...` the niced site shares CI's 2
+	// cores with other packages' tests for its first minutes.
+	checkTargetsUp(t, promAPIc, len(want), 4*time.Minute)
 	waitVMUp(t, vmAPI, want, 120*time.Second)
 	rows0, _, _ := scrapeValue(vmURL+"/metrics", "vm_rows_inserted_total")
 	appended0, _, _ := scrapeValue(promURL+"/metrics", "prometheus_tsdb_head_samples_appended_total")

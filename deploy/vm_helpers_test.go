@@ -129,37 +129,21 @@ func vmUpToDate(dir string) bool {
 	return true
 }
 
-// turns is held by the tests that run Prometheus for minutes (TestEndToEnd,
-// TestFleet): they take turns. The end-to-end test holds a bursty
-// target's jobstats coverage to 1 %, which a 2-core machine busy with the
-// fleet's site (about a core more) has been seen to break.
-var turns sync.Mutex
-
-// takeTurn waits for the other such test to end; the turn passes on once
-// this test's cleanups (its processes killed) have run.
-func takeTurn(t *testing.T) {
-	t.Helper()
-	begin := time.Now()
-	turns.Lock()
-	t.Cleanup(turns.Unlock)
-	if d := time.Since(begin); d > time.Second {
-		t.Logf("waited %v for the other long test to end", d.Round(time.Second))
-	}
-}
-
 // niced returns a command line that runs bin with args at a lower
 // scheduling priority, through nice(1) when there is one: the fleet test
-// runs beside other packages' tests under `go test ./...` (and builds
-// VictoriaMetrics beside the end-to-end test), whose timing-sensitive
-// checks must get the CPU first on a 2-core machine. nice(1) sets the
-// priority before exec, so that every thread of the program has it
-// (setpriority on a running Go program would reach one thread).
+// runs beside other packages' tests under `go test ./...`, whose
+// timing-sensitive checks must get the CPU first on a 2-core machine.
+// nice(1) sets the priority before exec, so that every thread of the
+// program has it (setpriority on a running Go program would reach one
+// thread).
 func niced(bin string, args ...string) []string {
 	nice, err := exec.LookPath("nice")
 	if err != nil {
 		return append([]string{bin}, args...)
 	}
-	return append([]string{nice, "-n", "10", bin}, args...)
+	// 5, not more: at 10 a site's first scrapes starved for minutes on
+	// CI's 2 cores while other packages' tests ran.
+	return append([]string{nice, "-n", "5", bin}, args...)
 }
 
 // startNiced starts a server as start does, through niced.
