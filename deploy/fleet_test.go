@@ -75,10 +75,8 @@ func TestFleet(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the fleet test scrapes a simulated site for about six minutes")
 	}
-	// Not beside the end-to-end test: on 2 cores, that one's check of the
-	// bursty OST's recorded coverage (1 %) failed in 2 of 5 runs side by
-	// side, when rule evaluations met scrapes in flight; one after the
-	// other, deploy/ takes some 15 minutes.
+	// Not beside the end-to-end test: on 2 cores, both starve each
+	// other's scrapes; one after the other, deploy/ takes some 15 minutes.
 	promBin := needTool(t, "prometheus")
 	vm := vmBinaries(t)
 	begin := time.Now()
