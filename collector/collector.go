@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -172,6 +173,14 @@ func SetEnabled(name string, on bool) error {
 	return nil
 }
 
+// Enabled reports whether the named collector is on, after the command
+// line (--[no-]collector.<name>, --collector.disable-defaults): whether a
+// registry built now would try it.
+func Enabled(name string) bool {
+	r, ok := registrations[name]
+	return ok && r.isEnabled()
+}
+
 // isEnabled reports whether a collector runs, with --collector.disable-defaults
 // applied.
 func (r *registration) isEnabled() bool {
@@ -241,7 +250,34 @@ func (r *Registry) Collector(name string) Collector { return r.collectors[name] 
 // prometheus.Collector for a per-request registry; after Gather, its Streams
 // write the families that are too large to materialize.
 func (r *Registry) NewScrape(ctx context.Context) *Scrape {
-	return &Scrape{ctx: ctx, registry: r}
+	return &Scrape{ctx: ctx, registry: r, collectors: r.collectors}
+}
+
+// NewFilteredScrape is NewScrape for the collectors named only (the
+// collect[] parameters of a request, as node_exporter reads them): the
+// others are not run, so that a scrape of one collector costs that
+// collector alone (no lctl run unless a Lustre collector is named). No
+// name runs every collector. A name that is not a collector, or one that
+// does not run on this exporter (disabled, or without its directories),
+// is an error, as it is in node_exporter: a typo in a scrape config must
+// not pass for a collector with nothing to say.
+func (r *Registry) NewFilteredScrape(ctx context.Context, only []string) (*Scrape, error) {
+	if len(only) == 0 {
+		return r.NewScrape(ctx), nil
+	}
+	chosen := make(map[string]Collector, len(only))
+	for _, name := range only {
+		c, ok := r.collectors[name]
+		switch {
+		case ok:
+			chosen[name] = c
+		case registrations[name] == nil:
+			return nil, fmt.Errorf("unknown collector %q (this exporter runs: %s)", name, strings.Join(r.Enabled(), ", "))
+		default:
+			return nil, fmt.Errorf("collector %q does not run on this exporter (this exporter runs: %s)", name, strings.Join(r.Enabled(), ", "))
+		}
+	}
+	return &Scrape{ctx: ctx, registry: r, collectors: chosen}, nil
 }
 
 // A Scrape is the state of one /metrics request: its deadline, the Lustre
@@ -249,6 +285,9 @@ func (r *Registry) NewScrape(ctx context.Context) *Scrape {
 type Scrape struct {
 	ctx      context.Context
 	registry *Registry
+	// collectors are those this scrape runs: every one of the registry,
+	// or those a request named (NewFilteredScrape).
+	collectors map[string]Collector
 
 	lustreOnce  sync.Once
 	lustreAsked bool // a collector of the scrape asked for the snapshot
@@ -314,7 +353,7 @@ func (s *Scrape) Describe(chan<- *prometheus.Desc) {}
 // Collect runs every collector concurrently.
 func (s *Scrape) Collect(ch chan<- prometheus.Metric) {
 	var wg sync.WaitGroup
-	for name, c := range s.registry.collectors {
+	for name, c := range s.collectors {
 		wg.Add(1)
 		go func(name string, c Collector) {
 			defer wg.Done()

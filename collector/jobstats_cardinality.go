@@ -9,7 +9,7 @@ import (
 )
 
 // What the jobstats collector does about cardinality: the rate density
-// (seeds/rates-theory.md, "Logarithmic density of rates"), which sums up
+// (docs/rates.md, "The rate density"), which sums up
 // thousands of jobs in a few series; a cap on per-job series with the rest
 // folded into jobid="_other"; and filters on the identity labels.
 var (

@@ -71,6 +71,26 @@ func scrapeTimeout(r *http.Request) (time.Duration, bool) {
 }
 
 func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	timeout, hasTimeout := scrapeTimeout(r)
+	if hasTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
+	// collect[] names the collectors to run, as node_exporter's does (none:
+	// every one); checked first, so that a wrong name costs no scrape slot.
+	only := r.URL.Query()["collect[]"]
+	scrape, err := h.registry.NewFilteredScrape(ctx, only)
+	if err != nil {
+		h.logger.Debug("bad collect[] parameter", "collect", only, "err", err)
+		http.Error(w, "collect[]: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	// After the response is written (deferred calls run last in, first
+	// out: after the gzip stream is closed).
+	defer scrape.Close()
+
 	if h.inflight != nil {
 		select {
 		case h.inflight <- struct{}{}:
@@ -81,20 +101,10 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	ctx := r.Context()
-	timeout, hasTimeout := scrapeTimeout(r)
-	if hasTimeout {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	scrape := h.registry.NewScrape(ctx)
-	// After the response is written (deferred calls run last in, first
-	// out: after the gzip stream is closed).
-	defer scrape.Close()
-
 	perScrape := prometheus.NewRegistry()
 	perScrape.MustRegister(scrape)
+	// The exporter's own metrics (build info, Go, process, promhttp) come
+	// with every response, collect[] or not, as node_exporter's do.
 	families, err := prometheus.Gatherers{h.exporterMetrics, perScrape}.Gather()
 	if err != nil {
 		// As promhttp's ContinueOnError: serve what could be gathered.

@@ -2,7 +2,7 @@
 // (%e %h %H %j %u %g %p and literal separators), and the repair and
 // classification of the broken ids that production servers print: fully
 // qualified hosts, missing jobs, truncated ids, extra and overwritten
-// characters (see seeds/lustre-jobstats-methods.md).
+// characters (see docs/jobids.md).
 package jobid
 
 import (

@@ -3,7 +3,7 @@ package jobstats
 import "container/heap"
 
 // What the tracker does about cardinality: the rate density
-// (seeds/rates-theory.md, "Logarithmic density of rates"), which sums up
+// (docs/rates.md, "The rate density"), which sums up
 // thousands of jobs in a few series; a cap on the identities with series,
 // the rest folded into jobid="_other"; and filters on the identity labels
 // (config.go).

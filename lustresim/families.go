@@ -158,7 +158,10 @@ func (s *Sim) initFamilies(f *familyState) {
 	}
 	if s.cfg.MDTs > 0 {
 		osd("MGS")
-		p = append(p, "mgs.MGS.mgs.stats", "mgs.MGS.num_exports", "ldlm.namespaces.MGS.lock_count")
+		p = append(p, "mgs.MGS.mgs.stats", "mgs.MGS.num_exports", "mgs.MGS.eviction_count", "ldlm.namespaces.MGS.lock_count")
+		for _, c := range simClients {
+			p = append(p, "mgs.MGS.exports."+c.nid+".stats")
+		}
 		for _, svc := range []string{"mdt", "mdt_readpage"} {
 			p = append(p, "mds.MDS."+svc+".stats")
 		}
@@ -174,6 +177,9 @@ func (s *Sim) initFamilies(f *familyState) {
 		}
 	}
 	p = append(p, "ldlm.services.ldlm_canceld.stats", "ldlm.services.ldlm_cbd.stats")
+	if s.cfg.ClientMount {
+		p = append(p, s.clientMountParam())
+	}
 	for i := 0; i < s.cfg.MDTs; i++ {
 		mdt := s.MDTName(i)
 		osd(mdt)
@@ -281,6 +287,12 @@ func (s *Sim) writeFamilyParam(w *writer, param string, now time.Time) bool {
 		return true
 	case "mdd":
 		s.writeChangelog(w, f, param, device, t)
+		return true
+	case "llite":
+		if !s.cfg.ClientMount || param != s.clientMountParam() {
+			return false
+		}
+		s.writeClientMount(w, param, t)
 		return true
 	case "qmt":
 		s.writeQuotaLimits(w, param, leaf, t)

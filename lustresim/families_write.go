@@ -212,8 +212,22 @@ func (s *Sim) writeService(w *writer, f *familyState, param, prefix, device, lea
 	if prefix == "ldlm" && device == "namespaces" {
 		return s.writeNamespace(w, f, param, leaf, t)
 	}
-	if param == "mgs.MGS.num_exports" {
+	switch param {
+	case "mgs.MGS.num_exports":
 		s.value(w, param, uint64(len(simClients)+s.cfg.MDTs+s.cfg.OSTs))
+		return true
+	case "mgs.MGS.eviction_count":
+		s.value(w, param, 0) // the MGS's clients reconnect; none was evicted
+		return true
+	}
+	if strings.HasPrefix(param, "mgs.MGS.exports.") {
+		// A configuration connection (a client's, or over 0@lo the
+		// server's own targets'): its configuration logs read at
+		// connection, then a ping every 25 s.
+		s.statsHeader(w, param, t)
+		w.statLine("mgs_connect", 1, "reqs")
+		w.statLine("llog_origin_handle_open", 2, "reqs")
+		w.statLine("obd_ping", s.count(1.0/25, t), "reqs")
 		return true
 	}
 	mdts, osts := w.scope.count(true, s.cfg.MDTs), w.scope.count(false, s.cfg.OSTs)
@@ -458,4 +472,23 @@ func (s *Sim) writeQuotaLimits(w *writer, param, leaf string, t float64) {
 		w.str("  limits:  { hard: " + strconv.FormatUint(hard, 10) + ", soft: " + strconv.FormatUint(soft, 10) +
 			", granted: " + strconv.FormatUint(granted, 10) + ", time: " + strconv.FormatUint(grace, 10) + " }\n")
 	}
+}
+
+// clientMountParam is the stats of the server's own client mount (the
+// instance part is the superblock's address, as Lustre names it).
+func (s *Sim) clientMountParam() string {
+	return "llite." + s.cfg.FSName + "-ffff88105db50000.stats"
+}
+
+// writeClientMount prints the stats of the server's own client mount: a
+// monitoring agent's statfs every ten seconds and an admin's occasional
+// look around. Its few requests are left out of the targets' counters,
+// which count the jobs' traffic (totals.go).
+func (s *Sim) writeClientMount(w *writer, param string, t float64) {
+	s.statsHeader(w, param, t)
+	s.timed(w, "open", s.count(0.02, t), "usecs", 20, 900, 180)
+	s.timed(w, "close", s.count(0.02, t), "usecs", 10, 400, 60)
+	s.timed(w, "getattr", s.count(0.05, t), "usecs", 5, 300, 40)
+	s.timed(w, "statfs", s.count(0.1, t), "usecs", 30, 2000, 250)
+	s.timed(w, "inode_permission", s.count(0.2, t), "usecs", 0, 30, 2)
 }

@@ -2,7 +2,7 @@
 // jobs arriving and leaving, counters advancing with time at known rates,
 // entries cleaned up (and their counters restarted) when a job goes idle,
 // and job_ids of every shape production servers print, in the proportions
-// of seeds/lustre-jobstats-methods.md. It is an lctl.Source, so --demo and
+// of docs/jobids.md. It is an lctl.Source, so --demo and
 // the tests run the exporter's whole path; benchmarks use it to write the
 // text of tens of thousands of jobs.
 package lustresim
@@ -57,6 +57,12 @@ type Config struct {
 	// see, beside the many striped over 1, 2 or 4. At 0 nothing more is
 	// drawn, so that a seed keeps giving the jobs it always gave.
 	WideStripe float64
+	// ClientMount mounts the file system on the server itself, as a
+	// small site's combined server often has it (an admin's shell, a
+	// changelog consumer): llite.<fsname>-<instance>.stats, with the
+	// few metadata requests of such a mount. Without it, the llite
+	// collector's pattern matches nothing and every run is partial.
+	ClientMount bool
 	// Now is the clock; time.Now when nil.
 	Now func() time.Time
 }
@@ -82,7 +88,7 @@ const (
 func DemoConfig() Config {
 	return Config{Seed: 1, FSName: "demo", MDTs: 2, OSTs: 8, Jobs: 300, Cleanup: 2 * time.Minute,
 		TargetCleanup: map[string]time.Duration{"demo-OST0007": time.Second},
-		JobIDName:     "%j:%u:%H", Special: true, Coverage: true}
+		JobIDName:     "%j:%u:%H", Special: true, Coverage: true, ClientMount: true}
 }
 
 // Sim is a simulated server.

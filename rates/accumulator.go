@@ -5,7 +5,7 @@
 // entry is cleaned up, and broken job_ids spread one job over several raw
 // series that come and go. Summing raw values would make the sum drop,
 // which rate() reads as a reset. The Accumulator instead adds, per raw
-// series, only increments (seeds/rates-theory.md):
+// series, only increments (docs/rates.md):
 //
 //	δ = v − v′  if v ≥ v′,   δ = v  otherwise (the counter restarted),
 //

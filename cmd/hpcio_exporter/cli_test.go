@@ -121,7 +121,7 @@ func TestCommandFlags(t *testing.T) {
 
 	// Every command but serve, with the flags it declares; the ones named
 	// here are checked against what they should declare.
-	declared := map[string][]string{"darshan dump": {"dxt", "total"}, "darshan signals": nil, "dayu graph": {"format"}}
+	declared := map[string][]string{"darshan dump": {"dxt", "total"}, "darshan signals": {"format"}, "dayu graph": {"format"}}
 	for _, sc := range subcommands {
 		name := sc.cmd.FullCommand()
 		var own []string
@@ -178,6 +178,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"darshan", "dump", good}, exitOK, ""},
 		{[]string{"darshan", "dump", "--total", good}, exitOK, ""},
 		{[]string{"darshan", "signals", good}, exitOK, ""},
+		{[]string{"darshan", "signals", "--format=table", good}, exitOK, ""},
 		{[]string{"--version"}, exitOK, ""},
 		{[]string{"darshan", "dump", "--help"}, exitOK, ""},
 
@@ -198,6 +199,7 @@ func TestExitStatus(t *testing.T) {
 		{[]string{"darshan", "dump", "--no-such-flag", good}, exitUsage, "unknown long flag"},
 		{[]string{"darshan", "dump"}, exitUsage, "required argument 'log' not provided"},
 		{[]string{"darshan", "signals"}, exitUsage, "required argument 'log' not provided"},
+		{[]string{"darshan", "signals", "--format=json", good}, exitUsage, "enum value must be one of tsv,table"},
 		{[]string{"dayu", "graph"}, exitUsage, "required argument 'dir' not provided"},
 		{[]string{"darshan", "dump", "--total", "--dxt", good}, exitUsage, "--total and --dxt"},
 		{[]string{"dayu", "graph", "--format=png", emptyDir}, exitUsage, "dot,mermaid"},

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/http/pprof"
+	"strconv"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -32,6 +34,7 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
 	serve.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
 	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
+	serve.Flag("web.enable-pprof", "Serve Go's profiles (CPU, heap, goroutines) under /debug/pprof/ and link them from the landing page. Off by default: a profile costs CPU while it runs and tells whoever can reach the port how the process works.").BoolVar(&opts.enablePprof)
 	serve.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
 	addFleetFlags(serve, opts) // fleet.go
 	serve.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
@@ -39,6 +42,7 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	serve.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
 		Default("lnetctl").StringVar(&opts.lnetctlPath)
 	collector.RegisterFlags(serve)
+	watchDropFlags(serve, &opts.drop) // demo_drop.go
 	logConfig := &promslog.Config{}
 	addLogFlags(serve, logConfig)
 	return opts, logConfig
@@ -64,8 +68,10 @@ type serveOptions struct {
 	metricsPath            string
 	maxRequests            int
 	disableExporterMetrics bool
+	enablePprof            bool
 	demo                   bool
 	fleet                  fleetOptions
+	drop                   dropFlags // whether --darshan.dir, --dayu.dir were given
 	lctlPath, lnetctlPath  string
 }
 
@@ -85,6 +91,16 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 		return runFleet(opts, logger) // fleet.go: a simulated site, one target per server
 	}
 
+	if opts.demo {
+		// The sidecar collectors get files to read too (demo_drop.go).
+		remove, err := setUpDemoDrop(opts.drop, logger, time.Now())
+		if err != nil {
+			return err
+		}
+		if remove != nil {
+			defer remove()
+		}
+	}
 	lctlSource, lnetctl := lustreTools(opts)
 	registry, err := collector.NewRegistry(collector.Env{Logger: logger, LctlSource: lctlSource, Lnetctl: lnetctl})
 	if err != nil {
@@ -139,8 +155,20 @@ func newExporterMetrics(opts serveOptions) *prometheus.Registry {
 }
 
 // addLandingPage serves the landing page at "/", linking the metrics and
-// extra, unless the metrics themselves are there.
+// extra, unless the metrics themselves are there; and the profiles under
+// /debug/pprof/ with --web.enable-pprof. The landing page links the
+// profiles only when they are served: without the flag, /debug/pprof/ is
+// a 404 (the landing page's, which answers only "/").
 func addLandingPage(mux *http.ServeMux, opts serveOptions, extra ...web.LandingLinks) error {
+	if opts.enablePprof {
+		// net/http/pprof's handlers, on this mux: its init registers them
+		// on http.DefaultServeMux, which the exporter never serves.
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	}
 	if opts.metricsPath == "/" {
 		return nil
 	}
@@ -149,6 +177,7 @@ func addLandingPage(mux *http.ServeMux, opts serveOptions, extra ...web.LandingL
 		Description: "Prometheus exporter for HPC I/O: Lustre jobstats and server metrics, Darshan logs, HDF5 VOL/VFD stats",
 		Version:     version.Info(),
 		Links:       append([]web.LandingLinks{{Address: opts.metricsPath, Text: "Metrics"}}, extra...),
+		Profiling:   strconv.FormatBool(opts.enablePprof),
 	})
 	if err != nil {
 		return fmt.Errorf("landing page: %w", err)

@@ -2,7 +2,7 @@ package signals
 
 import "github.com/hpcio/hpcio_exporter/darshan"
 
-// The formulas of levels 1 to 3 (SIGNALS.md). Each signal first checks its
+// The formulas of levels 1 to 3 (docs/signals.md). Each signal first checks its
 // inputs (not_available, then not_monitored), then its own reasons in the
 // table's order, then divides. A divisor must be positive: zero is the
 // reason of the table, and a negative value other than -1 (garbage; -1 is

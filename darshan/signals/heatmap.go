@@ -8,7 +8,7 @@ import (
 )
 
 // Heatmap is the input of the HEATMAP signals: the bin width Δt in seconds
-// and, per bin, the bytes read R[k] and written W[k] (SIGNALS.md calls them
+// and, per bin, the bytes read R[k] and written W[k] (docs/signals.md calls them
 // events; Darshan counts bytes).
 type Heatmap struct {
 	Width       float64

@@ -63,7 +63,7 @@ var (
 )
 
 // dataModule is a module that counts bytes: the table "Data modules" of
-// SIGNALS.md, as counter names per slot ("" where the module has none).
+// docs/signals.md, as counter names per slot ("" where the module has none).
 type dataModule struct {
 	id     darshan.ModuleID
 	names  [numSlots]string
@@ -133,7 +133,7 @@ func IsDataModule(m darshan.ModuleID) bool { return dataModuleTable[m] != nil }
 // module, a job, several logs of a job).
 //
 // For each counter it keeps three facts, so that sums keep the NA reasons
-// of SIGNALS.md: seen (a record of a module that has the counter was
+// of docs/signals.md: seen (a record of a module that has the counter was
 // added), available (one of them has the counter in its module version) and
 // monitored (one of them has a value other than -1). Values of -1 are
 // skipped in sums. A sum of records none of which has the counter is

@@ -11,7 +11,7 @@ import (
 	"github.com/hpcio/hpcio_exporter/darshan/parsertext"
 )
 
-// WriteReport writes the report of SIGNALS.md for l: darshan-parser's
+// WriteReport writes the report of docs/signals.md for l: darshan-parser's
 // header lines under a banner, then one tab-separated line per signal —
 // module (JOB for level 1), rank, record id (0 for level 1, MODULE for
 // level 2), SIGNAL_<NAME>, value — job level first, then the data modules

@@ -1,5 +1,5 @@
 // Package signals computes the Darshan I/O signals v2.2 of a log read by
-// package darshan, as ../shared/SIGNALS.md settles them: job level (sums over
+// package darshan, as docs/signals.md settles them: job level (sums over
 // the POSIX and STDIO records), module level (per data module, over all its
 // records), record level (per (module, rank, record id)) and the HEATMAP
 // signals, each either a number or NA with a reason. It also writes the
@@ -15,7 +15,7 @@ import (
 )
 
 // Reason says why a signal has no value. The zero Reason, OK, means it has
-// one. For every signal the reasons are checked in the order of SIGNALS.md:
+// one. For every signal the reasons are checked in the order of docs/signals.md:
 // NotAvailable, then NotMonitored, then the signal's own reasons.
 type Reason uint8
 
@@ -100,10 +100,10 @@ func (v Value) Append(b []byte) []byte {
 	return strconv.AppendFloat(b, x, 'f', -1, 64)
 }
 
-// Signal names one signal of SIGNALS.md.
+// Signal names one signal of docs/signals.md.
 type Signal uint8
 
-// The signals, level by level, in the order of SIGNALS.md's tables (the
+// The signals, level by level, in the order of docs/signals.md's tables (the
 // order of the report).
 const (
 	// Level 1, job: sums over the POSIX and STDIO records.
@@ -166,7 +166,7 @@ var signalNames = [NumSignals]string{
 	"write_activity_entropy_norm", "top1_share",
 }
 
-// String returns the signal's name in SIGNALS.md ("read_bw").
+// String returns the signal's name in docs/signals.md ("read_bw").
 func (s Signal) String() string {
 	if s < NumSignals {
 		return signalNames[s]

@@ -1,0 +1,463 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+)
+
+// Every `hpcio_exporter …` command line of the README's code blocks runs as
+// written, on this machine, against the project's fixtures or the demo:
+// a server starts and every collector it enables succeeds; a one-shot
+// command (darshan …, dayu …, --version, --help) exits 0.
+//
+// A command is a line of a fenced code block whose first word is
+// `hpcio_exporter` (or a path ending in /hpcio_exporter, or `go run
+// ./cmd/hpcio_exporter`), with its continuation lines (ending in \). Of the
+// line, only the exporter runs: a trailing comment, a trailing &, and what
+// follows a | or a > (a pipe to dot, a redirection) are left out.
+//
+// Substitutions, the only changes made to a command (an argument naming a
+// path that no rule covers fails the test, so that a new example gets a
+// rule rather than being skipped):
+//
+//   - the binary: the one built from this tree;
+//   - --web.listen-address: a free loopback port (added when the command
+//     has none; for --demo.fleet.oss=N, N+2 consecutive free ports);
+//   - --lustre.lctl-path=PATH: an lctl that prints fixtures/lustre's OSS
+//     families and job_stats (families-oss-2.15.txt, jobstats-edge.txt);
+//   - --lustre.lnetctl-path=PATH, and lnetctl looked up in $PATH: an lnetctl
+//     that prints fixtures/lustre's lnet-*-libyaml.txt (a directory with
+//     it, and the same lctl, comes first in $PATH);
+//   - --darshan.dir=DIR: a temporary directory holding a Darshan log (the
+//     project's writer) of a job that ended a minute ago;
+//   - --dayu.dir=DIR: a temporary directory holding fixtures/dayu/json as
+//     one run;
+//   - the argument LOG: fixtures/darshan/all_modules.darshan;
+//   - the DIR of `dayu graph DIR`: fixtures/dayu/json.
+func TestReadmeCommands(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: starts every server the README shows (the fleet example simulates 5,000 jobs)")
+	}
+	bin := buildExporter(t)
+	readme, err := os.ReadFile(filepath.Join(corpus.RepoRoot(), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands := readmeCommands(string(readme))
+	if len(commands) < 8 {
+		t.Fatalf("only %d hpcio_exporter commands found in README.md: is the extraction broken?", len(commands))
+	}
+	env := newCommandEnv(t)
+	servers, oneShots := 0, 0
+	for _, c := range commands {
+		name := fmt.Sprintf("line%d", c.line)
+		t.Run(name, func(t *testing.T) {
+			t.Logf("README.md:%d: %s", c.line, c.text)
+			args := env.substitute(t, c.args)
+			if isOneShot(args) {
+				oneShots++
+				env.runOneShot(t, bin, args)
+				return
+			}
+			servers++
+			env.runServer(t, bin, args)
+		})
+	}
+	t.Logf("%d servers started, %d one-shot commands run", servers, oneShots)
+	if servers == 0 || oneShots == 0 {
+		t.Errorf("%d servers and %d one-shot commands: the README's examples should have both", servers, oneShots)
+	}
+}
+
+type readmeCommand struct {
+	line int
+	text string
+	args []string // after the binary
+}
+
+var (
+	exporterWord = regexp.MustCompile(`^(\S*/)?hpcio_exporter$`)
+	fenceLine    = regexp.MustCompile("^\\s*(```|~~~)")
+)
+
+// readmeCommands returns the hpcio_exporter command lines of the code
+// blocks of a Markdown document.
+func readmeCommands(doc string) []readmeCommand {
+	var out []readmeCommand
+	lines := strings.Split(doc, "\n")
+	inFence := false
+	for i := 0; i < len(lines); i++ {
+		if fenceLine.MatchString(lines[i]) {
+			inFence = !inFence
+			continue
+		}
+		if !inFence {
+			continue
+		}
+		start := i
+		text := strings.TrimSpace(lines[i])
+		for strings.HasSuffix(text, `\`) && i+1 < len(lines) {
+			i++
+			text = strings.TrimSuffix(text, `\`) + " " + strings.TrimSpace(lines[i])
+		}
+		text = strings.TrimPrefix(text, "$ ")
+		words := shellWords(text)
+		switch {
+		case len(words) >= 3 && words[0] == "go" && words[1] == "run" && words[2] == "./cmd/hpcio_exporter":
+			words = words[3:]
+		case len(words) >= 1 && exporterWord.MatchString(words[0]):
+			words = words[1:]
+		default:
+			continue
+		}
+		out = append(out, readmeCommand{line: start + 1, text: text, args: words})
+	}
+	return out
+}
+
+// shellWords splits a command line into words as sh would for these
+// examples (quotes, no expansion), stopping at a comment, a pipe, a
+// redirection, a command separator or a trailing &.
+func shellWords(line string) []string {
+	var words []string
+	var cur strings.Builder
+	inWord := false
+	quote := byte(0)
+	flush := func() {
+		if inWord {
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			} else {
+				cur.WriteByte(c)
+			}
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t':
+			flush()
+		case !inWord && c == '#', c == '|', c == '>', c == '<', c == ';', c == '&':
+			flush()
+			return words
+		default:
+			cur.WriteByte(c)
+			inWord = true
+		}
+	}
+	flush()
+	return words
+}
+
+func isOneShot(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--version", "--help", "-h", "--help-long", "--help-man":
+			return true
+		case "darshan", "dayu":
+			return true
+		}
+	}
+	return false
+}
+
+// commandEnv holds the fixtures and tools that substitutions point to.
+type commandEnv struct {
+	tools      string // lctl and lnetctl, first in $PATH
+	lctl       string
+	lnetctl    string
+	darshanLog string
+	dayuRun    string
+	env        []string
+}
+
+func newCommandEnv(t *testing.T) *commandEnv {
+	t.Helper()
+	lustre := corpus.Fixtures(t, "lustre")
+	e := &commandEnv{tools: t.TempDir()}
+	e.lctl = filepath.Join(e.tools, "lctl")
+	e.lnetctl = filepath.Join(e.tools, "lnetctl")
+	writeScript(t, e.lctl, fmt.Sprintf("cat '%s' '%s'", filepath.Join(lustre, "families-oss-2.15.txt"), filepath.Join(lustre, "jobstats-edge.txt")))
+	writeScript(t, e.lnetctl, fmt.Sprintf(`case "$*" in
+"net show -v 4") cat '%s' ;;
+"stats show") cat '%s' ;;
+*) echo "unexpected arguments: $*" >&2; exit 2 ;;
+esac`, filepath.Join(lustre, "lnet-net-show-libyaml.txt"), filepath.Join(lustre, "lnet-stats-show-libyaml.txt")))
+	e.darshanLog = filepath.Join(corpus.Fixtures(t, "darshan"), "all_modules.darshan")
+	e.dayuRun = corpus.Fixtures(t, "dayu", "json")
+	e.env = append(os.Environ(), "PATH="+e.tools+":"+os.Getenv("PATH"))
+	return e
+}
+
+func writeScript(t *testing.T, path, body string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("#!/bin/sh\n"+body+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// substitute applies the rules of TestReadmeCommands to a command's
+// arguments.
+func (e *commandEnv) substitute(t *testing.T, args []string) []string {
+	t.Helper()
+	out := make([]string, 0, len(args)+1)
+	listen := false
+	fleet := 0
+	dayuGraph := false
+	for i, a := range args {
+		name, value, hasValue := strings.Cut(a, "=")
+		switch {
+		case a == "graph" && i > 0 && args[i-1] == "dayu":
+			dayuGraph = true
+		case name == "--web.listen-address":
+			listen = true
+			continue // set below
+		case name == "--demo.fleet.oss" && hasValue:
+			n, err := strconv.Atoi(value)
+			if err != nil {
+				t.Fatalf("--demo.fleet.oss=%s", value)
+			}
+			fleet = n
+		case name == "--lustre.lctl-path" && hasValue:
+			a = name + "=" + e.lctl
+		case name == "--lustre.lnetctl-path" && hasValue:
+			a = name + "=" + e.lnetctl
+		case name == "--darshan.dir" && hasValue:
+			a = name + "=" + e.darshanDir(t)
+		case name == "--dayu.dir" && hasValue:
+			a = name + "=" + e.dayuDir(t)
+		case a == "LOG":
+			a = e.darshanLog
+		case dayuGraph && strings.HasPrefix(a, "/"):
+			a = e.dayuRun
+		}
+		v := a
+		if strings.HasPrefix(a, "-") {
+			_, v, _ = strings.Cut(a, "=")
+		}
+		if strings.Contains(v, "/") && !strings.HasPrefix(v, e.tools) && !strings.HasPrefix(v, os.TempDir()) &&
+			!strings.HasPrefix(v, corpus.RepoRoot()) {
+			t.Fatalf("argument %q names a path that no substitution rule covers: add one to TestReadmeCommands", a)
+		}
+		out = append(out, a)
+	}
+	if !isOneShot(out) || listen {
+		out = append(out, "--web.listen-address="+freePorts(t, 2+fleet))
+	}
+	return out
+}
+
+// darshanDir returns a drop directory holding one recent Darshan log.
+func (e *commandEnv) darshanDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	end := time.Now().Add(-time.Minute)
+	day := filepath.Join(dir, strconv.Itoa(end.Year()), strconv.Itoa(int(end.Month())), strconv.Itoa(end.Day()))
+	if err := os.MkdirAll(day, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	log, err := darshantest.Job{JobID: 4242, UID: 1000, Exe: "/apps/sim --in x", End: end, Ranks: 2, Bytes: 1 << 20}.Log()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(day, "user_sim_id4242-1_1-15-43200-1_1.darshan"), log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// dayuDir returns a drop directory holding one DaYu run.
+func (e *commandEnv) dayuDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("cp", "-r", e.dayuRun, filepath.Join(dir, "run1")).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	return dir
+}
+
+// freePorts returns a loopback address whose port and the n-1 after it are
+// free (a fleet listens on the ports after its main one).
+func freePorts(t *testing.T, n int) string {
+	t.Helper()
+	for range 50 {
+		addr := freeAddress(t)
+		host, portText, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(portText)
+		if port+n > 65535 {
+			continue
+		}
+		free := true
+		for p := port + 1; p < port+n && free; p++ {
+			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
+			if err != nil {
+				free = false
+				continue
+			}
+			l.Close()
+		}
+		if free {
+			return addr
+		}
+	}
+	t.Fatalf("no %d consecutive free ports", n)
+	return ""
+}
+
+// runOneShot runs a command that ends and checks it exits 0.
+func (e *commandEnv) runOneShot(t *testing.T, bin string, args []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Env = e.env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
+	}
+	if stdout.Len() == 0 {
+		t.Errorf("%s: printed nothing", strings.Join(args, " "))
+	}
+}
+
+var collectorSuccessLine = regexp.MustCompile(`(?m)^hpcio_exporter_scrape_collector_success\{collector="([^"]+)"\} (\S+)$`)
+
+// runServer starts a server command and checks that every collector of
+// every server it runs succeeds (the fleet's servers are those its
+// /demo/fleet lists), after a sidecar has read what its drop directories
+// hold.
+func (e *commandEnv) runServer(t *testing.T, bin string, args []string) {
+	t.Helper()
+	var addr string
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--web.listen-address="); ok {
+			addr = v
+		}
+	}
+	var logs bytes.Buffer
+	cmd := exec.Command(bin, args...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = e.env, &logs, &logs
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		<-exited
+		if t.Failed() {
+			t.Logf("its log:\n%s", logs.String())
+		}
+	}()
+	client := &http.Client{Timeout: 60 * time.Second}
+	get := func(u string) (string, error) {
+		resp, err := client.Get(u)
+		if err != nil {
+			return "", err
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			return "", fmt.Errorf("GET %s: %s", u, resp.Status)
+		}
+		return string(body), err
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if _, err := get("http://" + addr + "/"); err == nil {
+			break
+		}
+		select {
+		case err := <-exited:
+			exited <- err
+			t.Fatalf("the server exited: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the server does not answer on %s", addr)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	targets := []string{addr}
+	if strings.Contains(strings.Join(args, " "), "--demo.fleet.oss") {
+		body, err := get("http://" + addr + "/demo/fleet")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var groups []struct {
+			Targets []string `json:"targets"`
+		}
+		if err := json.Unmarshal([]byte(body), &groups); err != nil {
+			t.Fatal(err)
+		}
+		targets = nil
+		for _, g := range groups {
+			targets = append(targets, g.Targets...)
+		}
+	}
+	// A sidecar's drop directory holds one Darshan log, or one DaYu run:
+	// both read, the collector had something to succeed on.
+	var want []string
+	for _, a := range args {
+		if strings.HasPrefix(a, "--darshan.dir=") {
+			want = append(want, "darshan_logs_processed_total 1")
+		}
+		if strings.HasPrefix(a, "--dayu.dir=") {
+			want = append(want, `dayu_workflow_stages{workflow="run1"}`)
+		}
+	}
+	for _, w := range want {
+		for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+			text, err := get("http://" + addr + "/metrics")
+			if err == nil && strings.Contains(text, w) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("no %s within 30 s (%v)", w, err)
+			}
+		}
+	}
+	for _, target := range targets {
+		text, err := get("http://" + target + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := collectorSuccessLine.FindAllStringSubmatch(text, -1)
+		if len(m) == 0 {
+			t.Errorf("%s: no hpcio_exporter_scrape_collector_success in the scrape", target)
+		}
+		var names []string
+		for _, c := range m {
+			names = append(names, c[1])
+			if c[2] != "1" {
+				t.Errorf("%s: collector %s failed", target, c[1])
+			}
+		}
+		t.Logf("%s: %d collectors, all checked: %s", target, len(names), strings.Join(names, " "))
+	}
+}
