@@ -1,7 +1,7 @@
 package collector
 
 // The darshan collector is the Darshan sidecar: it exports, per job, the
-// I/O signals v2.2 (../shared/SIGNALS.md) of the Darshan logs dropped in
+// I/O signals v2.2 (docs/signals.md) of the Darshan logs dropped in
 // --darshan.dir, as gauges in base units (bytes, seconds, bytes per
 // second, ratios), with the labels jobid (the batch job id, the same value
 // as the Lustre jobstats jobid, so that PromQL can join the two), uid and
@@ -12,15 +12,24 @@ package collector
 // records are labelled by module, rank and record id (the hash of the
 // path), heatmaps by layer.
 //
+// With --darshan.insights (the default), each job's logs are also held to
+// Drishti's triggers (package darshan/insights, thresholds from
+// --darshan.insights-config): darshan_job_insight{code,level} is 1 for
+// each trigger that fired, beside the value that decided it and the
+// threshold it was held to, and darshan_insight_info carries each code's
+// recommendation once per sidecar, for alerts and dashboards to look up.
+//
 // The finding and reading of logs is in package logwatch; this file only
 // translates its views into metrics. The per-job families are streamed.
 
 import (
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/logwatch"
 )
 
@@ -33,6 +42,8 @@ var (
 	darshanExeLabel       = true
 	darshanRecords        = false
 	darshanMaxRecords     = 10
+	darshanInsights       = true
+	darshanInsightsConfig string
 	darshanNoInotify      bool // tests only
 	darshanSidecarStarted func(*logwatch.Sidecar)
 )
@@ -56,17 +67,39 @@ func init() {
 			BoolVar(&darshanRecords)
 		a.Flag("darshan.max-records-per-job", "Most records exported per job with --darshan.records, those with the most bytes first.").
 			Default(strconv.Itoa(darshanMaxRecords)).IntVar(&darshanMaxRecords)
+		a.Flag("darshan.insights", "Hold each job's Darshan logs to Drishti's triggers and export those that fire (darshan_job_insight).").
+			Default("true").BoolVar(&darshanInsights)
+		a.Flag("darshan.insights-config", "JSON file of insight thresholds, Drishti's --config format; Drishti's defaults without it. A file that does not load stops the exporter at start.").
+			PlaceHolder("FILE").StringVar(&darshanInsightsConfig)
 	})
 }
 
 type darshanCollector struct {
-	sidecar *logwatch.Sidecar
-	records bool
+	sidecar  *logwatch.Sidecar
+	records  bool
+	insights bool
 }
 
 func newDarshanCollector(env Env) (Collector, error) {
+	// The thresholds are checked before anything else, so that a bad file
+	// stops the exporter even where no drop directory is configured yet.
+	var insightsCfg *insights.Config
+	if darshanInsightsConfig != "" {
+		cfg, err := insights.LoadConfig(darshanInsightsConfig)
+		if err != nil {
+			return nil, fmt.Errorf("--darshan.insights-config: %w", err)
+		}
+		insightsCfg = &cfg
+	}
 	if len(darshanDirs) == 0 {
 		return nil, ErrNotConfigured
+	}
+	switch {
+	case !darshanInsights:
+		insightsCfg = nil
+	case insightsCfg == nil:
+		cfg := insights.DefaultConfig()
+		insightsCfg = &cfg
 	}
 	maxRecords := 0
 	if darshanRecords {
@@ -75,7 +108,7 @@ func newDarshanCollector(env Env) (Collector, error) {
 	s, err := logwatch.Start(logwatch.Config{
 		Dirs: darshanDirs, RescanInterval: darshanRescan, Workers: darshanWorkers,
 		Retention: darshanRetention, MaxJobs: darshanMaxJobs, ExeLabel: darshanExeLabel,
-		MaxRecords: maxRecords, NoInotify: darshanNoInotify,
+		MaxRecords: maxRecords, NoInotify: darshanNoInotify, Insights: insightsCfg,
 		Now: env.Now, Logger: env.Logger,
 	})
 	if err != nil {
@@ -84,7 +117,7 @@ func newDarshanCollector(env Env) (Collector, error) {
 	if darshanSidecarStarted != nil {
 		darshanSidecarStarted(s)
 	}
-	return &darshanCollector{sidecar: s, records: maxRecords > 0}, nil
+	return &darshanCollector{sidecar: s, records: maxRecords > 0, insights: insightsCfg != nil}, nil
 }
 
 // Close stops the sidecar (tests; the exporter runs it until it exits).
@@ -120,6 +153,11 @@ var (
 		"Darshan logs summed into the exported jobs.", nil, nil)
 	darshanWatchesDesc = prometheus.NewDesc("darshan_inotify_watches",
 		"Darshan directories watched with inotify (the others are found by rescans only).", nil, nil)
+	darshanInsightsFailedDesc = prometheus.NewDesc("darshan_insights_failed_total",
+		"Darshan logs read whose insights could not be computed (their signals are exported; the job's insights are those of its other logs), and evaluations of a job's insights that failed.", nil, nil)
+	darshanInsightInfoDesc = prometheus.NewDesc("darshan_insight_info",
+		"The general recommendation of each insight code that fired for a retained job (always 1): one series per code, not per job, for alerts and dashboards to join on code. Job-specific advice (HDF5, Lustre, MPI-IO) is in the report of `hpcio_exporter darshan insights`.",
+		[]string{"code", "recommendation"}, nil)
 )
 
 func (c *darshanCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error {
@@ -153,8 +191,37 @@ func (c *darshanCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error 
 	gauge(darshanJobsDesc, float64(snap.RetainedJobs))
 	gauge(darshanLogsDesc, float64(snap.RetainedLogs))
 	gauge(darshanWatchesDesc, float64(snap.InotifyWatches))
+	if c.insights {
+		counter(darshanInsightsFailedDesc, float64(snap.InsightsFailed))
+		for _, r := range insightRecommendations(snap.Jobs) {
+			gauge(darshanInsightInfoDesc, 1, r.code, r.text)
+		}
+	}
 	if len(snap.Jobs) > 0 {
-		s.Stream(darshanJobFamilies(snap.Jobs, c.records)...)
+		s.Stream(darshanJobFamilies(snap.Jobs, c.records, c.insights)...)
 	}
 	return nil
+}
+
+type recommendation struct{ code, text string }
+
+// insightRecommendations returns, for each code that fired for a retained
+// job, its general recommendation (the first), from the first job in
+// identity order: the text of a code depends on the sidecar's version,
+// not on the job, but for M09's, which names the job's node count. At most
+// one per code: the alerts look it up by code.
+func insightRecommendations(jobs []*logwatch.JobView) []recommendation {
+	seen := map[string]bool{}
+	var out []recommendation
+	for _, v := range jobs {
+		for i := range v.Insights {
+			in := &v.Insights[i]
+			if in.Recommendation == "" || seen[in.Code] {
+				continue
+			}
+			seen[in.Code] = true
+			out = append(out, recommendation{in.Code, in.Recommendation})
+		}
+	}
+	return out
 }

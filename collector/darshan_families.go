@@ -136,6 +136,36 @@ func recordFamily(jobs []*logwatch.JobView, name, help string, pick func(r *logw
 	}}
 }
 
+// insightFamily exports one sample per fired insight of each job, labelled
+// by its code (and level, with level).
+func insightFamily(jobs []*logwatch.JobView, name, help string, level bool, pick func(in *logwatch.InsightView) (float64, bool)) exposition.Family {
+	return exposition.Family{Name: name, Help: help, Type: exposition.Gauge, Write: func(w *exposition.Writer) error {
+		for _, v := range jobs {
+			if len(v.Insights) == 0 {
+				continue
+			}
+			darshanJobLabels(w, v)
+			mark := w.LabelMark()
+			for i := range v.Insights {
+				in := &v.Insights[i]
+				x, ok := pick(in)
+				if !ok {
+					continue
+				}
+				w.TruncateLabels(mark)
+				w.Label("code", in.Code)
+				if level {
+					w.Label("level", in.Level.String())
+				}
+				if err := w.SampleFloat(x, 0); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}}
+}
+
 // signalOf returns the record's value of signal s (NA when the record's
 // module does not have it).
 func signalOf(r *logwatch.RecordView, s signals.Signal) signals.Value {
@@ -157,8 +187,9 @@ func indexOf(list []signals.Signal, s signals.Signal) int {
 }
 
 // darshanJobFamilies returns the streamed families for the jobs of one
-// snapshot; the record families only when records are kept.
-func darshanJobFamilies(jobs []*logwatch.JobView, records bool) []exposition.Family {
+// snapshot; the record families only when records are kept, the insight
+// families only when insights are on.
+func darshanJobFamilies(jobs []*logwatch.JobView, records, insights bool) []exposition.Family {
 	job := func(s signals.Signal) func(v *logwatch.JobView) (signals.Value, bool) {
 		i := indexOf(signals.JobSignals, s)
 		return func(v *logwatch.JobView) (signals.Value, bool) { return v.Job[i], true }
@@ -255,6 +286,20 @@ func darshanJobFamilies(jobs []*logwatch.JobView, records bool) []exposition.Fam
 		layerFamily(jobs, "darshan_job_heatmap_read_entropy_ratio", "Normalized entropy (0-1) of the layer's reads over its heatmap bins: 1 is even, 0 a single burst.", layer(signals.ReadActivityEntropyNorm)),
 		layerFamily(jobs, "darshan_job_heatmap_write_entropy_ratio", "Normalized entropy (0-1) of the layer's writes over its heatmap bins.", layer(signals.WriteActivityEntropyNorm)),
 		layerFamily(jobs, "darshan_job_heatmap_top_bin_share_ratio", "Share of the layer's bytes in its busiest heatmap bin (SIGNAL_TOP1_SHARE).", layer(signals.Top1Share)),
+	}
+	if insights {
+		// Only the triggers that fired: a job's OK triggers would add about
+		// thirty series per job, and their values are mostly the POSIX
+		// signals above. Value and threshold are left out when NaN (M01,
+		// which has neither).
+		fams = append(fams,
+			insightFamily(jobs, "darshan_job_insight", "1 for each Drishti insight (trigger) that fired for the job's logs together, by code (S01, P01-P22, M01-M10) and level (HIGH, WARN, INFO); triggers that did not fire or that the logs cannot decide have no series. The recommendation of a code is in darshan_insight_info.", true,
+				func(*logwatch.InsightView) (float64, bool) { return 1, true }),
+			insightFamily(jobs, "darshan_job_insight_value", "The number that decided each fired insight of the job (a ratio for most codes; P09/P10 a byte offset, P17 seconds, M02/M03 operations, M09 aggregators), as the code's formula computes it.", false,
+				func(in *logwatch.InsightView) (float64, bool) { return in.Value, logwatch.Finite(in.Value) }),
+			insightFamily(jobs, "darshan_job_insight_threshold", "The threshold each fired insight of the job was held to, in the unit of darshan_job_insight_value (from --darshan.insights-config; P09/P10 the job's bytes read or written, M09 its compute nodes).", false,
+				func(in *logwatch.InsightView) (float64, bool) { return in.Threshold, logwatch.Finite(in.Threshold) }),
+		)
 	}
 	if !records {
 		return fams

@@ -285,7 +285,8 @@ func TestDashboards(t *testing.T) {
 			"Space used per target", "Inodes used per target", "Servers not healthy", "Recovery status", "LNet interface health"},
 		"jobs.json": {"Top jobs by bytes moved", "Top users by bytes moved", "Job write rates on OSTs",
 			"Writes of $jobid per target", "Darshan signals of $jobid"},
-		"darshan.json":   {"POSIX access pattern", "Bytes per layer", "Burstiness per layer"},
+		"darshan.json": {"POSIX access pattern", "Bytes per layer", "Burstiness per layer", "Insights of $jobid",
+			"Lustre servers' view of $jobid: bytes per OST", "Lustre servers' view of $jobid: metadata"},
 		"workflows.json": {"Dataflow"},
 	}
 	for _, d := range dashboards {

@@ -174,6 +174,9 @@ func TestEndToEnd(t *testing.T) {
 
 	checkTruth(t, api, demoAddr)
 	alerts := waitStormAlert(t, amAddr, darshanReady, drill.JobID, t0.Add(dataFor+120*time.Second))
+	if darshanReady {
+		checkInsights(t, api, sideAddr, drill.JobID)
+	}
 	evaluateAll(t, api, darshanReady, map[string]string{
 		"fs": "demo", "jobid": drill.JobID, "topn": "10", "workflow": "yaml2023",
 		"__rate_interval": "1m", "__interval": "15s", "__range": "5m"})
@@ -242,8 +245,10 @@ func pickDrillJob(t testing.TB, truth []jobTruth) jobTruth {
 // writeDarshanLogs writes, with the project's own Darshan writer, a log for
 // the drill-down job (4 ranks, a shared file written in small, unaligned,
 // random requests, the slowest rank moving three times the bytes of the
-// fastest: every Darshan alert fires) and one for the storm job (small
-// writes only).
+// fastest: its insights include P16, small writes to a shared file, at
+// HIGH, and M01, no MPI-IO, at WARN) and one for the storm job (small
+// writes and 300 s of metadata time: P17 at HIGH, what the MDT's storm
+// alert sees from the server side).
 func writeDarshanLogs(t testing.TB, dir string, drill jobTruth) {
 	t.Helper()
 	now := time.Now()
@@ -575,8 +580,9 @@ func checkTruth(t *testing.T, api promAPI, demoAddr string) {
 
 // amAlert is an alert as Alertmanager's API v2 lists it.
 type amAlert struct {
-	Labels    map[string]string `json:"labels"`
-	Receivers []struct {
+	Labels      map[string]string `json:"labels"`
+	Annotations map[string]string `json:"annotations"`
+	Receivers   []struct {
 		Name string `json:"name"`
 	} `json:"receivers"`
 	Status struct {
@@ -586,15 +592,20 @@ type amAlert struct {
 
 // waitStormAlert waits until the demo's metadata storm has reached
 // Alertmanager, routed to the warning receiver; with Darshan, also the
-// drill-down job's rank imbalance, routed to user support. It returns a
-// summary of Alertmanager's alerts.
+// insights of the drill-down job (P16 at HIGH, M01 at WARN) and of the
+// storm job (P17, metadata time, at HIGH), routed to user support with the
+// code's recommendation in their description. It returns a summary of
+// Alertmanager's alerts.
 func waitStormAlert(t *testing.T, amAddr string, darshanReady bool, drillJob string, deadline time.Time) string {
 	t.Helper()
-	type want struct{ alert, jobid, receiver string }
-	wants := []want{{"LustreJobMetadataStorm", stormJob, "storage-team"}}
+	type want struct{ alert, jobid, code, receiver string }
+	wants := []want{{"LustreJobMetadataStorm", stormJob, "", "storage-team"}}
 	if darshanReady {
-		wants = append(wants, want{"DarshanJobRankImbalance", drillJob, "user-support"}, want{"DarshanJobSmallIO", stormJob, "user-support"})
+		wants = append(wants, want{"DarshanJobInsightHigh", drillJob, "P16", "user-support"},
+			want{"DarshanJobInsightWarn", drillJob, "M01", "user-support"},
+			want{"DarshanJobInsightHigh", stormJob, "P17", "user-support"})
 	}
+	texts := map[want]string{}
 	for {
 		var alerts []amAlert
 		err := getJSON("http://"+amAddr+"/api/v2/alerts", &alerts)
@@ -603,9 +614,16 @@ func waitStormAlert(t *testing.T, amAddr string, darshanReady bool, drillJob str
 		for _, a := range alerts {
 			byName[a.Labels["alertname"]+"/"+a.Labels["severity"]]++
 			for _, w := range wants {
-				if a.Labels["alertname"] == w.alert && a.Labels["jobid"] == w.jobid && a.Status.State == "active" &&
-					len(a.Receivers) == 1 && a.Receivers[0].Name == w.receiver {
+				if a.Labels["alertname"] == w.alert && a.Labels["jobid"] == w.jobid && a.Labels["code"] == w.code &&
+					a.Status.State == "active" && len(a.Receivers) == 1 && a.Receivers[0].Name == w.receiver {
 					found[w] = true
+					texts[w] = a.Annotations["summary"] + " | " + a.Annotations["description"]
+					// An insight's description opens with its code's
+					// recommendation, looked up on the sidecar: without
+					// it, it opens with the pointer to the report.
+					if w.code != "" && strings.HasPrefix(a.Annotations["description"], "The whole report") {
+						t.Errorf("%s{jobid=%q,code=%q}: no recommendation in %q", w.alert, w.jobid, w.code, a.Annotations["description"])
+					}
 				}
 			}
 		}
@@ -616,7 +634,7 @@ func waitStormAlert(t *testing.T, amAddr string, darshanReady bool, drillJob str
 			}
 			sort.Strings(names)
 			for _, w := range wants {
-				t.Logf("ALERT: %s{jobid=%q} reached Alertmanager, routed to %s", w.alert, w.jobid, w.receiver)
+				t.Logf("ALERT: %s{jobid=%q,code=%q} reached Alertmanager, routed to %s: %s", w.alert, w.jobid, w.code, w.receiver, texts[w])
 			}
 			return strings.Join(names, " ")
 		}
@@ -625,6 +643,62 @@ func waitStormAlert(t *testing.T, amAddr string, darshanReady bool, drillJob str
 		}
 		time.Sleep(2 * time.Second)
 	}
+}
+
+// checkInsights checks the drill-down job's insights in Prometheus: its
+// darshan_job_insight series (P16 at HIGH among them, with its value and
+// threshold, and the code's recommendation once), and the servers' view of
+// the same jobid recorded beside them (bytes per OST, metadata
+// operations).
+func checkInsights(t *testing.T, api promAPI, sideAddr, jobID string) {
+	t.Helper()
+	sel := fmt.Sprintf(`{instance=%q,jobid=%q}`, sideAddr, jobID)
+	res, err := api.query(`darshan_job_insight`+sel, time.Time{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var codes []string
+	for _, s := range res {
+		codes = append(codes, s.Metric["code"]+"/"+s.Metric["level"])
+	}
+	sort.Strings(codes)
+	if !slices.Contains(codes, "P16/HIGH") || !slices.Contains(codes, "M01/WARN") {
+		t.Errorf("darshan_job_insight%s: %v, want P16/HIGH and M01/WARN among them", sel, codes)
+	}
+	one := func(expr string) float64 {
+		t.Helper()
+		r, err := api.query(expr, time.Time{})
+		if err != nil || len(r) != 1 {
+			t.Errorf("%s: %v (%d series)", expr, err, len(r))
+			return math.NaN()
+		}
+		return r[0].value()
+	}
+	v := one(fmt.Sprintf(`darshan_job_insight_value{instance=%q,jobid=%q,code="P16"}`, sideAddr, jobID))
+	th := one(fmt.Sprintf(`darshan_job_insight_threshold{instance=%q,jobid=%q,code="P16"}`, sideAddr, jobID))
+	if v != 1 || th != 0.1 {
+		t.Errorf("P16: value %g, threshold %g; want 1 (every write small) and 0.1", v, th)
+	}
+	one(fmt.Sprintf(`count(darshan_insight_info{instance=%q,code="P16"})`, sideAddr))
+	t.Logf("INSIGHTS: job %s: %v; P16 value %g against %g", jobID, codes, v, th)
+
+	res, err = api.query(fmt.Sprintf(`jobid_target:lustre_job_write_bytes:sum_with_insight{jobid=%q}`, jobID), time.Time{})
+	if err != nil || len(res) == 0 {
+		t.Errorf("the servers' bytes written per OST of job %s, recorded beside its insights: %v (%d series)", jobID, err, len(res))
+	}
+	perRPC := map[string]float64{}
+	if r, err := api.query(fmt.Sprintf(`jobid_target:lustre_job_write_bytes:sum_with_insight{jobid=%q} / jobid_target:lustre_job_write_samples:sum_with_insight > 0`, jobID), time.Time{}); err == nil {
+		for _, s := range r {
+			perRPC[s.Metric["target"]] = s.value()
+		}
+	}
+	var osts []string
+	for _, s := range res {
+		osts = append(osts, fmt.Sprintf("%s %.3g B written, %.3g B per write RPC", s.Metric["target"], s.value(), perRPC[s.Metric["target"]]))
+	}
+	sort.Strings(osts)
+	meta := one(fmt.Sprintf(`jobid:lustre_job_metadata_operations:sum_with_insight{jobid=%q}`, jobID))
+	t.Logf("INSIGHTS: the servers' view of job %s: %s; %.0f MDT operations", jobID, strings.Join(osts, ", "), meta)
 }
 
 // expression is a PromQL expression of a dashboard or a rule.

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
 	"github.com/hpcio/hpcio_exporter/internal/corpus"
 	"github.com/hpcio/hpcio_exporter/internal/darshantest"
@@ -120,19 +121,33 @@ func BenchmarkRetainedJobMemory(b *testing.B) {
 		}
 		logs = append(logs, l)
 	}
-	for _, records := range []int{0, 10} {
-		b.Run(fmt.Sprintf("records=%d", records), func(b *testing.B) {
+	cfg := insights.DefaultConfig()
+	for _, c := range []struct {
+		records int
+		cfg     *insights.Config
+	}{{0, nil}, {10, nil}, {0, &cfg}} {
+		b.Run(fmt.Sprintf("records=%d/insights=%v", c.records, c.cfg != nil), func(b *testing.B) {
+			records := c.records
 			const jobs = 10000
 			var perJob float64
 			for b.Loop() {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				st := newStore(100000*time.Hour, 0, records)
+				st := newStore(100000*time.Hour, 0, records, c.cfg)
 				now := time.Now()
 				for i := range jobs {
-					sum := signals.Summarize(logs[i%len(logs)], records)
-					st.add(fmt.Sprintf("/d/%d.darshan", i), Identity{JobID: fmt.Sprint(i), UID: "1000", Exe: "app"}, sum, fmt.Sprint(i), now, now)
+					l := logs[i%len(logs)]
+					sum := signals.Summarize(l, records)
+					var totals *insights.Totals
+					if c.cfg != nil {
+						var err error
+						if totals, err = insights.FromLog(l); err != nil {
+							b.Fatal(err)
+						}
+						totals.ForgetNames() // as the sidecar keeps them
+					}
+					st.add(fmt.Sprintf("/d/%d.darshan", i), Identity{JobID: fmt.Sprint(i), UID: "1000", Exe: "app"}, sum, totals, fmt.Sprint(i), now, now)
 				}
 				st.views()
 				runtime.GC()

@@ -2,11 +2,13 @@ package logwatch
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"strconv"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
 	"github.com/hpcio/hpcio_exporter/dropdir"
 )
@@ -74,8 +76,13 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 	}
 	sum := signals.Summarize(l, s.cfg.MaxRecords)
 	cmdline := l.Exe
+	err = errors.Join(err, sum.Err)
+	var totals *insights.Totals
+	if err == nil && s.cfg.Insights != nil {
+		totals = s.insightsOf(path, l)
+	}
 	l.Close()
-	if err := errors.Join(err, sum.Err); err != nil {
+	if err != nil {
 		return fi, s.fail(path, fi, err)
 	}
 	id := Identity{JobID: jobID(sum.JobID, path), UID: strconv.FormatInt(sum.UID, 10)}
@@ -84,7 +91,7 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 	}
 	s.stats.processed(sum)
 	now := s.now()
-	switch s.store.add(path, id, sum, cmdline, fi.ModTime(), now) {
+	switch s.store.add(path, id, sum, totals, cmdline, fi.ModTime(), now) {
 	case duplicate:
 		s.log.Debug("Darshan log is a copy of one already read", "path", path)
 		s.note(path, func(t *dirTally) { t.duplicates++ })
@@ -96,6 +103,41 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 		s.note(path, func(t *dirTally) { t.parsed++ })
 	}
 	return fi, dropdir.Done
+}
+
+// fromLog and evaluate are insights.FromLog and insights.Evaluate; tests
+// replace them with failing ones.
+var (
+	fromLog  = insights.FromLog
+	evaluate = insights.Evaluate
+)
+
+// insightsOf reads what the insights of the log need (package
+// darshan/insights). It runs after the signals, on a log they read whole:
+// a failure here (an error, or a panic on input nobody foresaw) costs the
+// log its insights only, never its signals. It is counted
+// (darshan_insights_failed_total) and logged; the job's insights are then
+// those of its other logs.
+func (s *Sidecar) insightsOf(path string, l *darshan.Log) (t *insights.Totals) {
+	defer func() {
+		if p := recover(); p != nil {
+			t = nil
+			s.insightsFailed(path, fmt.Errorf("panic: %v", p))
+		}
+	}()
+	t, err := fromLog(l)
+	if err != nil {
+		s.insightsFailed(path, err)
+		return nil
+	}
+	// The sidecar exports no file: it keeps no path.
+	t.ForgetNames()
+	return t
+}
+
+func (s *Sidecar) insightsFailed(path string, err error) {
+	s.stats.insightsFailed()
+	s.log.Warn("cannot compute the insights of a Darshan log; its signals are exported", "path", path, "err", err)
 }
 
 // note tallies what became of a log, for its directory's next report.

@@ -2,10 +2,12 @@
 // darshan-runtime drops (found by package dropdir, in the runtime's
 // YYYY/M/D layout), once per version, in a bounded pool of workers; and
 // keeps, per job, the summary of its logs and the values the collector
-// exports, for a retention window after each log's end.
+// exports — its signals and, when configured, the insights that fired —
+// for a retention window after each log's end.
 //
-// It parses nothing itself (package darshan reads logs, darshan/signals
-// computes) and exports nothing (collector/darshan.go does).
+// It parses nothing itself (package darshan reads logs, darshan/signals and
+// darshan/insights compute) and exports nothing (collector/darshan.go
+// does).
 package logwatch
 
 import (
@@ -15,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/dropdir"
 )
 
@@ -33,8 +36,12 @@ type Config struct {
 	Settle time.Duration
 	// NoInotify turns inotify off: rescans only.
 	NoInotify bool
-	Now       func() time.Time
-	Logger    *slog.Logger
+	// Insights, when set, are the thresholds the insights of each job are
+	// evaluated with (package darshan/insights); nil: no insights are
+	// computed.
+	Insights *insights.Config
+	Now      func() time.Time
+	Logger   *slog.Logger
 }
 
 const (
@@ -74,7 +81,8 @@ func Start(cfg Config) (*Sidecar, error) {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Sidecar{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords), stats: newStats(), shown: map[string]waiting{}}
+		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords, cfg.Insights), stats: newStats(), shown: map[string]waiting{}}
+	s.store.log = cfg.Logger
 	w, err := dropdir.Start(dropdir.Config{
 		Dirs: cfg.Dirs, RescanInterval: cfg.RescanInterval, Workers: cfg.Workers,
 		Wanted:    func(name string) bool { return strings.HasSuffix(name, logSuffix) },

@@ -13,6 +13,7 @@ type stats struct {
 	mu         sync.Mutex
 	nProcessed uint64
 	nFailed    map[string]uint64
+	nInsights  uint64             // logs read whose insights could not be computed
 	readBytes  map[string]float64 // by module
 	writeBytes map[string]float64
 }
@@ -38,19 +39,29 @@ func (st *stats) failed(reason string) {
 	st.mu.Unlock()
 }
 
+func (st *stats) insightsFailed() {
+	st.mu.Lock()
+	st.nInsights++
+	st.mu.Unlock()
+}
+
 // Snapshot is the state of the sidecar at one moment, for a scrape.
 type Snapshot struct {
 	// Jobs are the retained jobs sorted by identity; shared and never
 	// modified, so they may be read without a lock.
 	Jobs []*JobView
 
-	Processed  uint64            // logs read successfully
-	Failed     map[string]uint64 // logs that could not be read, by reason
-	ReadBytes  map[string]float64
-	WriteBytes map[string]float64 // bytes of the logs read, by module
-	Expired    uint64             // logs past the retention window (also those already past it when read or found unopened)
-	Dropped    uint64             // jobs dropped by MaxJobs, oldest first
-	Duplicates uint64             // logs that are copies of a log already read
+	Processed uint64            // logs read successfully
+	Failed    map[string]uint64 // logs that could not be read, by reason
+	// InsightsFailed counts the logs read whose insights could not be
+	// computed (their signals are exported); the evaluations that failed
+	// when a job's view was rebuilt are in the same count.
+	InsightsFailed uint64
+	ReadBytes      map[string]float64
+	WriteBytes     map[string]float64 // bytes of the logs read, by module
+	Expired        uint64             // logs past the retention window (also those already past it when read or found unopened)
+	Dropped        uint64             // jobs dropped by MaxJobs, oldest first
+	Duplicates     uint64             // logs that are copies of a log already read
 
 	RetainedJobs, RetainedLogs int
 	// Waiting counts the logs found but not read (yet), by reason: queued
@@ -78,12 +89,14 @@ func (s *Sidecar) Snapshot() Snapshot {
 	s.stats.mu.Lock()
 	out.Processed = s.stats.nProcessed
 	out.Failed = maps.Clone(s.stats.nFailed)
+	out.InsightsFailed = s.stats.nInsights
 	out.ReadBytes = maps.Clone(s.stats.readBytes)
 	out.WriteBytes = maps.Clone(s.stats.writeBytes)
 	s.stats.mu.Unlock()
 
 	s.store.mu.Lock()
 	out.Expired, out.Dropped, out.Duplicates = s.store.expired, s.store.droppedJobs, s.store.duplicates
+	out.InsightsFailed += s.store.evalFailed
 	s.store.mu.Unlock()
 	out.RetainedJobs, out.RetainedLogs = s.store.counts()
 

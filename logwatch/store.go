@@ -1,11 +1,14 @@
 package logwatch
 
 import (
+	"fmt"
 	"hash/fnv"
+	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
 	"github.com/hpcio/hpcio_exporter/dropdir"
 )
@@ -16,6 +19,8 @@ type store struct {
 	retention  time.Duration
 	maxJobs    int
 	maxRecords int
+	insights   *insights.Config // nil: no insights
+	log        *slog.Logger
 
 	mu   sync.Mutex
 	logs map[string]*logEntry // retained and shadowed logs, by path
@@ -27,6 +32,9 @@ type store struct {
 	sorted  []*JobView // all views sorted by identity; nil when stale
 
 	expired, droppedJobs, duplicates uint64
+	// evalFailed counts the evaluations of a job's insights that panicked:
+	// the view goes without insights (darshan_insights_failed_total).
+	evalFailed uint64
 }
 
 // logEntry is one log read successfully.
@@ -34,7 +42,8 @@ type logEntry struct {
 	path   string
 	id     Identity
 	sum    *signals.Summary
-	end    time.Time // the retention clock: the log's end (its mtime when the end is absurd)
+	totals *insights.Totals // nil: insights off, or they failed for this log
+	end    time.Time        // the retention clock: the log's end (its mtime when the end is absurd)
 	print  fingerprint
 	active bool // exported (not a copy)
 }
@@ -62,12 +71,13 @@ type jobEntry struct {
 	id     Identity
 	logs   []*logEntry
 	merged *signals.Summary
-	end    time.Time // the latest end of its logs
+	totals *insights.Totals // its logs' Totals merged; nil when none has any
+	end    time.Time        // the latest end of its logs
 	view   *JobView
 }
 
-func newStore(retention time.Duration, maxJobs, maxRecords int) *store {
-	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords,
+func newStore(retention time.Duration, maxJobs, maxRecords int, cfg *insights.Config) *store {
+	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords, insights: cfg, log: slog.New(slog.DiscardHandler),
 		logs: map[string]*logEntry{}, byPrint: map[fingerprint][]*logEntry{}, jobs: map[Identity]*jobEntry{}}
 }
 
@@ -92,11 +102,11 @@ const (
 )
 
 // add adds the log at path; a log already held at path is replaced.
-func (s *store) add(path string, id Identity, sum *signals.Summary, cmdline string, mtime, now time.Time) addResult {
+func (s *store) add(path string, id Identity, sum *signals.Summary, totals *insights.Totals, cmdline string, mtime, now time.Time) addResult {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.removeLocked(path)
-	e := &logEntry{path: path, id: id, sum: sum, end: retentionClock(sum, mtime, now), print: makeFingerprint(sum, cmdline)}
+	e := &logEntry{path: path, id: id, sum: sum, totals: totals, end: retentionClock(sum, mtime, now), print: makeFingerprint(sum, cmdline)}
 	if e.end.Add(s.retention).Before(now) {
 		s.expired++
 		return alreadyExpired
@@ -129,11 +139,36 @@ func (s *store) activate(e *logEntry) {
 	} else {
 		j.merged = signals.Merge(s.maxRecords, j.merged, e.sum)
 	}
+	switch {
+	case e.totals == nil:
+	case j.totals == nil:
+		j.totals = e.totals // Merge never modifies its inputs: shared
+	default:
+		j.totals = insights.Merge(j.totals, e.totals)
+	}
 	if e.end.After(j.end) {
 		j.end = e.end
 	}
-	j.view = newJobView(j.id, j.merged)
+	j.view = newJobView(j.id, j.merged, s.evaluateJob(j))
 	s.sorted = nil
+}
+
+// evaluateJob returns the insights of job j as its view keeps them. A panic
+// in a trigger (input nobody foresaw) costs the job its insights, not its
+// signals, nor the sidecar.
+func (s *store) evaluateJob(j *jobEntry) (out *jobInsights) {
+	if s.insights == nil || j.totals == nil {
+		return nil
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			out = nil
+			s.evalFailed++
+			s.log.Warn("cannot evaluate the insights of a Darshan job; its signals are exported",
+				"jobid", j.id.JobID, "uid", j.id.UID, "exe", j.id.Exe, "err", fmt.Errorf("panic: %v", p))
+		}
+	}()
+	return newJobInsights(evaluate(j.totals, *s.insights), j.totals.Logs)
 }
 
 // removeLocked forgets the log at path (its file vanished or changed). A
@@ -173,9 +208,13 @@ func (s *store) deactivate(e *logEntry) {
 		return
 	}
 	sums := make([]*signals.Summary, len(j.logs))
+	var totals []*insights.Totals
 	j.end = time.Time{}
 	for i, l := range j.logs {
 		sums[i] = l.sum
+		if l.totals != nil {
+			totals = append(totals, l.totals)
+		}
 		if l.end.After(j.end) {
 			j.end = l.end
 		}
@@ -184,7 +223,15 @@ func (s *store) deactivate(e *logEntry) {
 	if len(sums) > 1 {
 		j.merged = signals.Merge(s.maxRecords, sums...)
 	}
-	j.view = newJobView(j.id, j.merged)
+	switch len(totals) {
+	case 0:
+		j.totals = nil
+	case 1:
+		j.totals = totals[0]
+	default:
+		j.totals = insights.Merge(totals...)
+	}
+	j.view = newJobView(j.id, j.merged, s.evaluateJob(j))
 }
 
 func (s *store) remove(path string) {

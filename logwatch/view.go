@@ -1,9 +1,11 @@
 package logwatch
 
 import (
+	"math"
 	"strconv"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
 )
 
@@ -24,7 +26,61 @@ type JobView struct {
 	POSIX   []signals.Value
 	Layers  []LayerView
 	Records []RecordView // the largest first; empty unless records are kept
+
+	// Insights are the job's insights that fired (level above OK), High
+	// first, then by code: its logs' insights.Totals merged and evaluated
+	// with the sidecar's thresholds. Nil when insights are off or none of
+	// its logs could be summarized for them.
+	Insights []InsightView
+	// InsightLogs is the number of logs the insights cover: Logs, less
+	// those whose insights could not be computed.
+	InsightLogs int
+	// InsightsDecided is the number of triggers the logs let decide, OK
+	// ones included.
+	InsightsDecided int
 }
+
+// InsightView is one insight of a job that fired. Only what is exported
+// is kept, for ten thousand jobs: not the message (its numbers are the
+// value and threshold) nor the files (full paths, never exported).
+type InsightView struct {
+	Code  string
+	Level insights.Level
+	// Value decided the trigger, held to Threshold; NaN when the trigger
+	// has none (M01 has neither). P09 and P10 hold a byte offset to a byte
+	// count, M09 aggregators to nodes: not every pair is a ratio.
+	Value, Threshold float64
+	// Recommendation is the first of the trigger's recommendations: the
+	// general advice; those after it depend on the job (HDF5, Lustre,
+	// MPI-IO) and are in the report of `hpcio_exporter darshan insights`.
+	Recommendation string
+}
+
+// jobInsights is what a view keeps of the evaluation of a job's insights.
+type jobInsights struct {
+	fired   []InsightView
+	decided int
+	logs    int
+}
+
+func newJobInsights(all []insights.Insight, logs int) *jobInsights {
+	out := &jobInsights{decided: len(all), logs: logs}
+	for i := range all {
+		in := &all[i]
+		if in.Level == insights.OK {
+			continue
+		}
+		v := InsightView{Code: in.Code, Level: in.Level, Value: in.Value, Threshold: in.Threshold}
+		if len(in.Recommendations) > 0 {
+			v.Recommendation = in.Recommendations[0]
+		}
+		out.fired = append(out.fired, v)
+	}
+	return out
+}
+
+// Finite reports whether x is a number to export (neither NaN nor ±Inf).
+func Finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
 
 // ModuleView is the level 2 of one data module.
 type ModuleView struct {
@@ -50,8 +106,11 @@ type RecordView struct {
 	Values                  []signals.Value
 }
 
-func newJobView(id Identity, s *signals.Summary) *JobView {
+func newJobView(id Identity, s *signals.Summary, ins *jobInsights) *JobView {
 	v := &JobView{Identity: id, Logs: s.Logs, Version: s.Version, NProcs: float64(s.NProcs), Start: s.Start, End: s.End}
+	if ins != nil {
+		v.Insights, v.InsightsDecided, v.InsightLogs = ins.fired, ins.decided, ins.logs
+	}
 	for i, sig := range signals.JobSignals {
 		v.Job[i] = s.JobSignal(sig)
 	}

@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -141,8 +142,17 @@ func (e *exporter) launch(t testing.TB) *exporter {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		e.cmd.Process.Kill()
-		e.cmd.Wait()
+		// SIGTERM first, as systemd stops it, so that a demo removes its
+		// drop directory; SIGKILL if it does not end.
+		e.cmd.Process.Signal(syscall.SIGTERM)
+		ended := make(chan struct{})
+		go func() { e.cmd.Wait(); close(ended) }()
+		select {
+		case <-ended:
+		case <-time.After(5 * time.Second):
+			e.cmd.Process.Kill()
+			<-ended
+		}
 		if t.Failed() {
 			t.Logf("exporter log:\n%s", e.logs)
 		}

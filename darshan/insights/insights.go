@@ -1,0 +1,117 @@
+// Package insights turns a Darshan log into the I/O insights Drishti
+// (hpc-io/drishti-io) reports: the same codes (S01, P01–P22, M01–M10), the
+// same levels and default thresholds, the same formulas, computed natively
+// from the log's counters (and its DXT traces where a trigger needs them),
+// with recommendations in this project's own words.
+//
+// FromLog reduces a log to Totals, a compact summary that is independent of
+// the thresholds: the sidecar keeps one per log, for thousands of logs, and
+// Merge adds a job's logs together. Evaluate holds Totals to a Config and
+// returns one Insight per trigger the log lets decide. docs/insights.md has
+// the table of codes, formulas and thresholds, and the comparison with
+// Drishti; each trigger's formula is also documented beside its code in
+// triggers.go.
+package insights
+
+import (
+	"cmp"
+	"slices"
+)
+
+// Level is the severity of an insight, ordered: a higher Level is worse.
+// Drishti's levels are HIGH, WARN, INFO and OK.
+type Level uint8
+
+const (
+	// OK: the trigger was decided and found nothing to report, or it is one
+	// of Drishti's good-news codes (P12, P14, M04, M05, M08, M10).
+	OK Level = iota
+	// Info: a description of the job's I/O (read or write intensive).
+	Info
+	// Warn: worth a look.
+	Warn
+	// High: a known cause of poor I/O performance.
+	High
+)
+
+// String returns the level as Drishti prints it: "OK", "INFO", "WARN",
+// "HIGH".
+func (l Level) String() string {
+	switch l {
+	case OK:
+		return "OK"
+	case Info:
+		return "INFO"
+	case Warn:
+		return "WARN"
+	case High:
+		return "HIGH"
+	}
+	return "UNKNOWN"
+}
+
+// ParseLevel is the inverse of Level.String.
+func ParseLevel(s string) (Level, bool) {
+	for l := OK; l <= High; l++ {
+		if l.String() == s {
+			return l, true
+		}
+	}
+	return OK, false
+}
+
+// Insight is the outcome of one trigger on one log (or one job's logs).
+type Insight struct {
+	Code  string
+	Level Level
+	// Value is the number that decided the trigger and Threshold the one it
+	// was held to (NaN when the trigger has none, as M01).
+	Value, Threshold float64
+	// Message is one line, with the numbers.
+	Message string
+	// Recommendations are what to try, in order; empty for OK and INFO.
+	Recommendations []string
+	// Files is optional detail: the files that contribute most (full
+	// paths; the CLI shortens them), at most MaxFiles.
+	Files []string
+
+	// Fired reports whether the trigger's condition holds, i.e. whether
+	// Drishti would print this code. For most codes Fired means Level is
+	// the code's own level and !Fired means Level is OK; the good-news
+	// codes (P12, P14, M04, M05, M08, M10) are OK either way.
+	Fired bool
+	// Count and CountThreshold are the second condition of the triggers
+	// that have two (an absolute count beside a ratio: P05, P06, P11,
+	// P13, P15, P16, M02, M03), or the number of files or records that
+	// crossed a per-file threshold (P17–P22); NaN when none.
+	Count, CountThreshold float64
+}
+
+// Evaluate holds t to cfg and returns one Insight per trigger the log lets
+// decide, OK ones included, sorted by level (High first) then code. A nil
+// t gives nil.
+func Evaluate(t *Totals, cfg Config) []Insight {
+	if t == nil {
+		return nil
+	}
+	var out []Insight
+	for _, tr := range triggers {
+		out = tr(t, &cfg, out)
+	}
+	slices.SortStableFunc(out, func(a, b Insight) int {
+		if a.Level != b.Level {
+			return cmp.Compare(b.Level, a.Level)
+		}
+		return cmp.Compare(a.Code, b.Code)
+	})
+	return out
+}
+
+// Codes lists every code this package can report, in Drishti's order (that
+// of its --export_csv columns).
+var Codes = []string{
+	"S01",
+	"P01", "P02", "P03", "P04", "P05", "P06", "P07", "P08", "P09", "P10",
+	"P11", "P12", "P13", "P14", "P15", "P16", "P17", "P18", "P19", "P21", "P22",
+	"M01", "M02", "M03", "M04", "M05", "M06", "M07", "M08", "M09", "M10",
+}

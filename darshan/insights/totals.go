@@ -1,0 +1,590 @@
+package insights
+
+import (
+	"fmt"
+	"hash/fnv"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hpcio/hpcio_exporter/darshan"
+)
+
+// MaxFiles is how many files (or records) a Ranking keeps: Drishti shows
+// at most ten details per insight (DETAILS_MAX_SIZE), and keeping no more
+// is what bounds Totals.
+const MaxFiles = 10
+
+// Ranked is one file (or record) of a Ranking.
+type Ranked struct {
+	Name  string  // the file's full path ("" when the log has no name for it)
+	Value float64 // the quantity ranked
+	Aux   float64 // a second quantity some triggers need (see the Ranking's doc)
+}
+
+// Ranking keeps the MaxFiles largest values of one per-file quantity, and
+// how many values were offered: enough to decide "some file exceeds the
+// threshold" exactly (Max), to list the worst files, and to count the files
+// above a threshold exactly while fewer than MaxFiles of the kept ones
+// exceed it (a lower bound otherwise, said so in the message).
+type Ranking struct {
+	N   int64    // values offered (only values > 0 are)
+	Max float64  // the largest value offered; 0 when none
+	Top []Ranked // the largest values, largest first (ties: by name)
+}
+
+func (r *Ranking) offer(name string, v, aux float64) {
+	if !(v > 0) { // also drops NaN
+		return
+	}
+	r.N++
+	r.Max = max(r.Max, v)
+	if len(r.Top) == MaxFiles && !better(Ranked{name, v, aux}, r.Top[MaxFiles-1]) {
+		return
+	}
+	i, _ := slices.BinarySearchFunc(r.Top, Ranked{name, v, aux}, func(a, b Ranked) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
+	r.Top = slices.Insert(r.Top, i, Ranked{name, v, aux})
+	if len(r.Top) > MaxFiles {
+		r.Top = r.Top[:MaxFiles]
+	}
+}
+
+func better(a, b Ranked) bool {
+	if a.Value != b.Value {
+		return a.Value > b.Value
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Aux > b.Aux
+}
+
+// above returns how many offered values exceed th, and whether that count
+// is exact (it is a lower bound when every kept value exceeds th and some
+// were not kept).
+func (r *Ranking) above(th float64) (n int, exact bool) {
+	for _, e := range r.Top {
+		if e.Value > th {
+			n++
+		}
+	}
+	return n, n < len(r.Top) || int64(len(r.Top)) == r.N
+}
+
+func (r *Ranking) merge(o *Ranking) {
+	r.N += o.N
+	r.Max = max(r.Max, o.Max)
+	n := r.N
+	for _, e := range o.Top {
+		r.offer(e.Name, e.Value, e.Aux)
+	}
+	r.N = n // offer counted them again
+}
+
+func (r *Ranking) clone() Ranking {
+	c := *r
+	c.Top = slices.Clone(r.Top)
+	return c
+}
+
+// numBins is the number of Darshan's access size bins.
+const numBins = 10
+
+// Totals is what the triggers need from one log, or from the logs of one
+// job (Merge). Counters are sums over records, skipping values below 0
+// (darshan's "not monitored"); maxima are maxima over records. Totals does
+// not depend on the thresholds: any Config can be applied to it.
+//
+// Its size is fixed (1048 bytes on 64-bit machines) but for the Rankings,
+// eleven of at most MaxFiles entries of 32 bytes plus the file's name,
+// and the 8-byte node hashes of DXT logs.
+type Totals struct {
+	Logs int // logs added
+
+	// Modules has bit 1<<id set for each darshan.ModuleID with data in a
+	// log (a region of non-zero length).
+	Modules uint64
+	// HDF5Names reports an MPI-IO file named *.h5 or *.hdf5.
+	HDF5Names bool
+
+	// Bytes moved per interface.
+	STDIOBytesRead, STDIOBytesWritten int64
+	POSIXBytesRead, POSIXBytesWritten int64
+	MPIIOBytesRead, MPIIOBytesWritten int64
+
+	// POSIX: every record.
+	Reads, Writes                   int64
+	ReadBins, WriteBins             [numBins]int64 // POSIX_SIZE_{READ,WRITE}_0_100 … _1G_PLUS
+	MemNotAligned, FileNotAligned   int64
+	MaxByteRead, MaxByteWritten     int64 // maxima over records; -1 when no record has one
+	ConsecReads, ConsecWrites       int64
+	SeqReads, SeqWrites             int64
+	SharedRecords                   int64 // records of files shared by every rank (rank -1)
+	SharedReads, SharedWrites       int64
+	SharedReadBins, SharedWriteBins [numBins]int64
+	POSIXRecords                    int64
+	MPIIORecords                    int64
+
+	// MPI-IO.
+	IndepReads, CollReads, SplitReads, NBReads     int64
+	IndepWrites, CollWrites, SplitWrites, NBWrites int64
+
+	// CBNodes is the cb_nodes MPI-IO hint of the job (darshan's "h"
+	// metadata), 0 when not set.
+	CBNodes int64
+	// Hosts are hashes of the distinct host names of the DXT records,
+	// sorted: the compute nodes, when the log has DXT.
+	Hosts []uint64
+
+	// Per-file quantities, each its Ranking (Value; Aux):
+	MetaTime          Ranking // POSIX records by POSIX_F_META_TIME (s; rank)
+	SmallReadFiles    Ranking // POSIX files by small reads (< 1 MiB) over all their records
+	SmallWriteFiles   Ranking // … writes
+	SharedSmallReads  Ranking // shared POSIX files by small reads (< 1 MiB)
+	SharedSmallWrites Ranking // … writes
+	StragglerBytes    Ranking // shared POSIX files by |slowest−fastest rank bytes| / bytes
+	StragglerTime     Ranking // shared POSIX files by |slowest−fastest rank time| / (read+write+meta time)
+	WriteImbalance    Ranking // POSIX files by (max−min)/max bytes written among their rank records
+	ReadImbalance     Ranking // … read
+	IndepReadRecords  Ranking // MPI-IO records by independent reads (; independent reads+writes)
+	IndepWriteRecords Ranking // … writes (; independent reads+writes)
+}
+
+// Has reports whether module m had data.
+func (t *Totals) Has(m darshan.ModuleID) bool {
+	return m >= 0 && m < 64 && t.Modules&(1<<uint(m)) != 0
+}
+
+// Nodes is the number of compute nodes the DXT records were written on, 0
+// when the logs have no DXT.
+func (t *Totals) Nodes() int { return len(t.Hosts) }
+
+// small sums the bins of requests smaller than smallBytes (a bin edge).
+func small(bins *[numBins]int64, smallBytes int64) int64 {
+	var n int64
+	for i, e := range sizeBinEdges {
+		if e > smallBytes {
+			break
+		}
+		n += bins[i]
+	}
+	return n
+}
+
+// posixIdx are the indices of the counters FromLog reads in one POSIX
+// layout; -1 for a counter the layout does not record.
+type posixIdx struct {
+	reads, writes, bytesR, bytesW, memNA, fileNA, maxR, maxW int
+	consecR, consecW, seqR, seqW, slowB, fastB               int
+	readBins, writeBins                                      [numBins]int
+	metaT, readT, writeT, slowT, fastT                       int
+}
+
+func intIdx(l *darshan.Layout, name string) int {
+	if i := l.IntIndex(name); l.HasInt(i) {
+		return i
+	}
+	return -1
+}
+
+func floatIdx(l *darshan.Layout, name string) int {
+	if i := l.FloatIndex(name); l.HasFloat(i) {
+		return i
+	}
+	return -1
+}
+
+var binNames = [numBins]string{"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}
+
+func newPosixIdx(l *darshan.Layout) *posixIdx {
+	p := &posixIdx{
+		reads: intIdx(l, "POSIX_READS"), writes: intIdx(l, "POSIX_WRITES"),
+		bytesR: intIdx(l, "POSIX_BYTES_READ"), bytesW: intIdx(l, "POSIX_BYTES_WRITTEN"),
+		memNA: intIdx(l, "POSIX_MEM_NOT_ALIGNED"), fileNA: intIdx(l, "POSIX_FILE_NOT_ALIGNED"),
+		maxR: intIdx(l, "POSIX_MAX_BYTE_READ"), maxW: intIdx(l, "POSIX_MAX_BYTE_WRITTEN"),
+		consecR: intIdx(l, "POSIX_CONSEC_READS"), consecW: intIdx(l, "POSIX_CONSEC_WRITES"),
+		seqR: intIdx(l, "POSIX_SEQ_READS"), seqW: intIdx(l, "POSIX_SEQ_WRITES"),
+		slowB: intIdx(l, "POSIX_SLOWEST_RANK_BYTES"), fastB: intIdx(l, "POSIX_FASTEST_RANK_BYTES"),
+		metaT: floatIdx(l, "POSIX_F_META_TIME"), readT: floatIdx(l, "POSIX_F_READ_TIME"),
+		writeT: floatIdx(l, "POSIX_F_WRITE_TIME"),
+		slowT:  floatIdx(l, "POSIX_F_SLOWEST_RANK_TIME"), fastT: floatIdx(l, "POSIX_F_FASTEST_RANK_TIME"),
+	}
+	for i, b := range binNames {
+		p.readBins[i] = intIdx(l, "POSIX_SIZE_READ_"+b)
+		p.writeBins[i] = intIdx(l, "POSIX_SIZE_WRITE_"+b)
+	}
+	return p
+}
+
+// iv is counter i of ints, 0 when absent or negative (not monitored).
+func iv(ints []int64, i int) int64 {
+	if i < 0 || ints[i] < 0 {
+		return 0
+	}
+	return ints[i]
+}
+
+func fv(fl []float64, i int) float64 {
+	if i < 0 || !(fl[i] > 0) {
+		return 0
+	}
+	return fl[i]
+}
+
+// fileAgg is what FromLog gathers per POSIX file before ranking files.
+type fileAgg struct {
+	smallR, smallW         int64
+	rankRecs               int
+	minW, maxW, minR, maxR int64
+}
+
+// FromLog reads the records of l that the triggers need (POSIX, MPI-IO,
+// STDIO, and the host names of DXT records) into Totals. A damaged log is
+// an error (records read before the damage are not used).
+func FromLog(l *darshan.Log) (*Totals, error) {
+	t := &Totals{Logs: 1, MaxByteRead: -1, MaxByteWritten: -1}
+	for _, m := range l.Modules() {
+		// A region past the end of the file is a truncated log even when
+		// it is a module no trigger reads: insights of part of a log
+		// would mislead, so the whole log is refused.
+		if end := m.Region.Offset + m.Region.Length; end < m.Region.Offset || end > uint64(l.Size()) {
+			return nil, &darshan.FormatError{Log: l.Name, Region: m.ID.String(), Offset: int64(m.Region.Offset),
+				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
+					darshan.ErrTruncated, m.Region.Length, m.Region.Offset, uint64(l.Size())-min(m.Region.Offset, uint64(l.Size())))}
+		}
+		if m.Region.Length != 0 && m.ID >= 0 && m.ID < 64 {
+			t.Modules |= 1 << uint(m.ID)
+		}
+	}
+	t.CBNodes = cbNodes(l.Job.Metadata)
+	if err := t.readPOSIX(l); err != nil {
+		return nil, err
+	}
+	if err := t.readMPIIO(l); err != nil {
+		return nil, err
+	}
+	if err := t.readSTDIO(l); err != nil {
+		return nil, err
+	}
+	for _, m := range []darshan.ModuleID{darshan.DXTPOSIX, darshan.DXTMPIIO} {
+		if err := t.readHosts(l, m); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
+func (t *Totals) readPOSIX(l *darshan.Log) error {
+	if !t.Has(darshan.POSIX) {
+		return nil
+	}
+	var (
+		idx    *posixIdx
+		layout *darshan.Layout
+		files  = map[uint64]*fileAgg{}
+	)
+	smallLimit := slices.Index(sizeBinEdges[:], 1<<20) + 1 // the bins under 1 MiB
+	rd := l.Records(darshan.POSIX)
+	for rd.Next() {
+		r, ok := rd.Record().(*darshan.CounterRecord)
+		if !ok {
+			continue
+		}
+		if r.Layout != layout {
+			layout, idx = r.Layout, newPosixIdx(r.Layout)
+		}
+		in, fl := r.Ints, r.Floats
+		t.POSIXRecords++
+		reads, writes := iv(in, idx.reads), iv(in, idx.writes)
+		bytesR, bytesW := iv(in, idx.bytesR), iv(in, idx.bytesW)
+		t.Reads += reads
+		t.Writes += writes
+		t.POSIXBytesRead += bytesR
+		t.POSIXBytesWritten += bytesW
+		var smallR, smallW int64
+		for i := range numBins {
+			rb, wb := iv(in, idx.readBins[i]), iv(in, idx.writeBins[i])
+			t.ReadBins[i] += rb
+			t.WriteBins[i] += wb
+			if r.Rank == -1 {
+				t.SharedReadBins[i] += rb
+				t.SharedWriteBins[i] += wb
+			}
+			if i < smallLimit {
+				smallR += rb
+				smallW += wb
+			}
+		}
+		t.MemNotAligned += iv(in, idx.memNA)
+		t.FileNotAligned += iv(in, idx.fileNA)
+		if idx.maxR >= 0 {
+			t.MaxByteRead = max(t.MaxByteRead, in[idx.maxR])
+		}
+		if idx.maxW >= 0 {
+			t.MaxByteWritten = max(t.MaxByteWritten, in[idx.maxW])
+		}
+		t.ConsecReads += iv(in, idx.consecR)
+		t.ConsecWrites += iv(in, idx.consecW)
+		t.SeqReads += iv(in, idx.seqR)
+		t.SeqWrites += iv(in, idx.seqW)
+
+		name := l.Names[r.ID]
+		t.MetaTime.offer(name, fv(fl, idx.metaT), float64(r.Rank))
+		f := files[r.ID]
+		if f == nil {
+			f = &fileAgg{}
+			files[r.ID] = f
+		}
+		f.smallR += smallR
+		f.smallW += smallW
+		if r.Rank == -1 {
+			t.SharedRecords++
+			t.SharedReads += reads
+			t.SharedWrites += writes
+			t.SharedSmallReads.offer(name, float64(smallR), 0)
+			t.SharedSmallWrites.offer(name, float64(smallW), 0)
+			if total := bytesR + bytesW; total > 0 {
+				d := iv(in, idx.slowB) - iv(in, idx.fastB)
+				t.StragglerBytes.offer(name, math.Abs(float64(d))/float64(total), 0)
+			}
+			if total := fv(fl, idx.writeT) + fv(fl, idx.readT) + fv(fl, idx.metaT); total > 0 {
+				d := fv(fl, idx.slowT) - fv(fl, idx.fastT)
+				t.StragglerTime.offer(name, math.Abs(d)/total, 0)
+			}
+		} else {
+			if f.rankRecs == 0 {
+				f.minW, f.maxW, f.minR, f.maxR = bytesW, bytesW, bytesR, bytesR
+			} else {
+				f.minW, f.maxW = min(f.minW, bytesW), max(f.maxW, bytesW)
+				f.minR, f.maxR = min(f.minR, bytesR), max(f.maxR, bytesR)
+			}
+			f.rankRecs++
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return err
+	}
+	// Files in id order, so that ties rank the same from run to run.
+	ids := make([]uint64, 0, len(files))
+	for id := range files {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
+		f, name := files[id], l.Names[id]
+		t.SmallReadFiles.offer(name, float64(f.smallR), 0)
+		t.SmallWriteFiles.offer(name, float64(f.smallW), 0)
+		if f.rankRecs > 0 {
+			if f.maxW > 0 {
+				t.WriteImbalance.offer(name, float64(f.maxW-f.minW)/float64(f.maxW), 0)
+			}
+			if f.maxR > 0 {
+				t.ReadImbalance.offer(name, float64(f.maxR-f.minR)/float64(f.maxR), 0)
+			}
+		}
+	}
+	return nil
+}
+
+func (t *Totals) readMPIIO(l *darshan.Log) error {
+	if !t.Has(darshan.MPIIO) {
+		return nil
+	}
+	names := []string{"MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS",
+		"MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES",
+		"MPIIO_BYTES_READ", "MPIIO_BYTES_WRITTEN"}
+	dst := []*int64{&t.IndepReads, &t.CollReads, &t.SplitReads, &t.NBReads,
+		&t.IndepWrites, &t.CollWrites, &t.SplitWrites, &t.NBWrites,
+		&t.MPIIOBytesRead, &t.MPIIOBytesWritten}
+	var (
+		layout *darshan.Layout
+		idx    = make([]int, len(names))
+	)
+	rd := l.Records(darshan.MPIIO)
+	for rd.Next() {
+		r, ok := rd.Record().(*darshan.CounterRecord)
+		if !ok {
+			continue
+		}
+		if r.Layout != layout {
+			layout = r.Layout
+			for i, n := range names {
+				idx[i] = intIdx(layout, n)
+			}
+		}
+		t.MPIIORecords++
+		for i, d := range dst {
+			*d += iv(r.Ints, idx[i])
+		}
+		name := l.Names[r.ID]
+		if strings.HasSuffix(name, ".h5") || strings.HasSuffix(name, ".hdf5") {
+			t.HDF5Names = true
+		}
+		ir, iw := iv(r.Ints, idx[0]), iv(r.Ints, idx[4])
+		t.IndepReadRecords.offer(name, float64(ir), float64(ir+iw))
+		t.IndepWriteRecords.offer(name, float64(iw), float64(ir+iw))
+	}
+	return rd.Err()
+}
+
+func (t *Totals) readSTDIO(l *darshan.Log) error {
+	if !t.Has(darshan.STDIO) {
+		return nil
+	}
+	var (
+		layout *darshan.Layout
+		ir, iw int
+	)
+	rd := l.Records(darshan.STDIO)
+	for rd.Next() {
+		r, ok := rd.Record().(*darshan.CounterRecord)
+		if !ok {
+			continue
+		}
+		if r.Layout != layout {
+			layout = r.Layout
+			ir, iw = intIdx(layout, "STDIO_BYTES_READ"), intIdx(layout, "STDIO_BYTES_WRITTEN")
+		}
+		t.STDIOBytesRead += iv(r.Ints, ir)
+		t.STDIOBytesWritten += iv(r.Ints, iw)
+	}
+	return rd.Err()
+}
+
+func (t *Totals) readHosts(l *darshan.Log, m darshan.ModuleID) error {
+	if !t.Has(m) {
+		return nil
+	}
+	rd := l.Records(m)
+	for rd.Next() {
+		r, ok := rd.Record().(*darshan.DXTRecord)
+		if !ok || r.Hostname == "" {
+			continue
+		}
+		h := fnv.New64a()
+		h.Write([]byte(r.Hostname))
+		t.Hosts = addHost(t.Hosts, h.Sum64())
+	}
+	return rd.Err()
+}
+
+func addHost(hosts []uint64, h uint64) []uint64 {
+	i, found := slices.BinarySearch(hosts, h)
+	if found {
+		return hosts
+	}
+	return slices.Insert(hosts, i, h)
+}
+
+// cbNodes reads the cb_nodes hint from the job's metadata: the line
+// "h=key=value;key=value…" in which darshan-runtime records the MPI-IO
+// hints of the run. 0 when absent or not a positive number.
+func cbNodes(meta string) int64 {
+	for line := range strings.SplitSeq(meta, "\n") {
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || k != "h" {
+			continue
+		}
+		for hint := range strings.SplitSeq(v, ";") {
+			hk, hv, ok := strings.Cut(hint, "=")
+			if ok && strings.TrimSpace(hk) == "cb_nodes" {
+				if n, err := strconv.ParseInt(strings.TrimSpace(hv), 10, 64); err == nil && n > 0 {
+					return n
+				}
+			}
+		}
+	}
+	return 0
+}
+
+// Merge adds Totals together: the logs of one job. Sums are summed, maxima
+// taken, Rankings merged (each log's per-file values stay separate entries:
+// a file's imbalance is that within one log). Nil entries are skipped; the
+// inputs are not modified. Merge of nothing is an empty Totals (Logs 0).
+func Merge(ts ...*Totals) *Totals {
+	out := &Totals{MaxByteRead: -1, MaxByteWritten: -1}
+	for _, t := range ts {
+		if t == nil {
+			continue
+		}
+		out.add(t)
+	}
+	return out
+}
+
+func (o *Totals) add(t *Totals) {
+	o.Logs += t.Logs
+	o.Modules |= t.Modules
+	o.HDF5Names = o.HDF5Names || t.HDF5Names
+	for _, p := range [][2]*int64{
+		{&o.STDIOBytesRead, &t.STDIOBytesRead}, {&o.STDIOBytesWritten, &t.STDIOBytesWritten},
+		{&o.POSIXBytesRead, &t.POSIXBytesRead}, {&o.POSIXBytesWritten, &t.POSIXBytesWritten},
+		{&o.MPIIOBytesRead, &t.MPIIOBytesRead}, {&o.MPIIOBytesWritten, &t.MPIIOBytesWritten},
+		{&o.Reads, &t.Reads}, {&o.Writes, &t.Writes},
+		{&o.MemNotAligned, &t.MemNotAligned}, {&o.FileNotAligned, &t.FileNotAligned},
+		{&o.ConsecReads, &t.ConsecReads}, {&o.ConsecWrites, &t.ConsecWrites},
+		{&o.SeqReads, &t.SeqReads}, {&o.SeqWrites, &t.SeqWrites},
+		{&o.SharedRecords, &t.SharedRecords}, {&o.SharedReads, &t.SharedReads}, {&o.SharedWrites, &t.SharedWrites},
+		{&o.POSIXRecords, &t.POSIXRecords}, {&o.MPIIORecords, &t.MPIIORecords},
+		{&o.IndepReads, &t.IndepReads}, {&o.CollReads, &t.CollReads}, {&o.SplitReads, &t.SplitReads}, {&o.NBReads, &t.NBReads},
+		{&o.IndepWrites, &t.IndepWrites}, {&o.CollWrites, &t.CollWrites}, {&o.SplitWrites, &t.SplitWrites}, {&o.NBWrites, &t.NBWrites},
+	} {
+		*p[0] += *p[1]
+	}
+	for i := range numBins {
+		o.ReadBins[i] += t.ReadBins[i]
+		o.WriteBins[i] += t.WriteBins[i]
+		o.SharedReadBins[i] += t.SharedReadBins[i]
+		o.SharedWriteBins[i] += t.SharedWriteBins[i]
+	}
+	o.MaxByteRead = max(o.MaxByteRead, t.MaxByteRead)
+	o.MaxByteWritten = max(o.MaxByteWritten, t.MaxByteWritten)
+	o.CBNodes = max(o.CBNodes, t.CBNodes)
+	for _, h := range t.Hosts {
+		o.Hosts = addHost(o.Hosts, h)
+	}
+	from := t.rankings()
+	for i, r := range o.rankings() {
+		if r.Top == nil && r.N == 0 {
+			*r = from[i].clone()
+		} else {
+			r.merge(from[i])
+		}
+	}
+}
+
+// rankings lists every Ranking of t, in one order for all Totals.
+func (t *Totals) rankings() []*Ranking {
+	return []*Ranking{
+		&t.MetaTime, &t.SmallReadFiles, &t.SmallWriteFiles, &t.SharedSmallReads, &t.SharedSmallWrites,
+		&t.StragglerBytes, &t.StragglerTime, &t.WriteImbalance, &t.ReadImbalance,
+		&t.IndepReadRecords, &t.IndepWriteRecords,
+	}
+}
+
+// ForgetNames clears the file names the Rankings keep, for a user that
+// shows no file (the sidecar keeps one Totals per log of its retention
+// window: up to MaxFiles full paths per Ranking, kilobytes a log). Names
+// only break ties between equal values: every count and maximum the
+// triggers decide on stays exact; Insight.Files comes out empty.
+func (t *Totals) ForgetNames() {
+	for _, r := range t.rankings() {
+		for k := range r.Top {
+			r.Top[k].Name = ""
+		}
+	}
+}
+
+// String is a one-line description for debugging.
+func (t *Totals) String() string {
+	return fmt.Sprintf("insights.Totals{logs %d, POSIX %d reads %d writes, MPI-IO %d records}", t.Logs, t.Reads, t.Writes, t.MPIIORecords)
+}
