@@ -25,12 +25,12 @@ import (
 // stores every log of a directory, as after a restart.
 
 // ingestDir runs a fresh sidecar over dir per iteration.
-func ingestDir(b *testing.B, dir string, logs int, maxRecords int) {
+func ingestDir(b *testing.B, dir string, logs int, maxRecords int, ins *insights.Config) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
 		s, err := Start(Config{Dirs: []string{dir}, Workers: 2, NoInotify: true, RescanInterval: time.Hour,
-			Retention: 100000 * time.Hour, MaxRecords: maxRecords, ExeLabel: true})
+			Retention: 100000 * time.Hour, MaxRecords: maxRecords, ExeLabel: true, Insights: ins})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -64,7 +64,10 @@ func BenchmarkIngestCorpus(b *testing.B) {
 			}
 		}
 	}
-	ingestDir(b, dir, n, 0)
+	// The cost of the insights: the same logs without and with them.
+	cfg := insights.DefaultConfig()
+	b.Run("insights=false", func(b *testing.B) { ingestDir(b, dir, n, 0, nil) })
+	b.Run("insights=true", func(b *testing.B) { ingestDir(b, dir, n, 0, &cfg) })
 }
 
 func writeJobs(b *testing.B, dir string, n, ranks int) {
@@ -82,7 +85,9 @@ func writeJobs(b *testing.B, dir string, n, ranks int) {
 func BenchmarkIngestSmall(b *testing.B) {
 	dir := b.TempDir()
 	writeJobs(b, dir, 200, 4)
-	ingestDir(b, dir, 200, 0)
+	cfg := insights.DefaultConfig()
+	b.Run("insights=false", func(b *testing.B) { ingestDir(b, dir, 200, 0, nil) })
+	b.Run("insights=true", func(b *testing.B) { ingestDir(b, dir, 200, 0, &cfg) })
 }
 
 // BenchmarkIngest1000Ranks reads 20 logs of 1,000-rank jobs: 1,001 POSIX
@@ -90,8 +95,8 @@ func BenchmarkIngestSmall(b *testing.B) {
 func BenchmarkIngest1000Ranks(b *testing.B) {
 	dir := b.TempDir()
 	writeJobs(b, dir, 20, 1000)
-	b.Run("records=0", func(b *testing.B) { ingestDir(b, dir, 20, 0) })
-	b.Run("records=10", func(b *testing.B) { ingestDir(b, dir, 20, 10) })
+	b.Run("records=0", func(b *testing.B) { ingestDir(b, dir, 20, 0, nil) })
+	b.Run("records=10", func(b *testing.B) { ingestDir(b, dir, 20, 10, nil) })
 }
 
 // BenchmarkRetainedJobMemory reports the heap a retained job costs: the

@@ -94,7 +94,7 @@ func Evaluate(t *Totals, cfg Config) []Insight {
 	if t == nil {
 		return nil
 	}
-	var out []Insight
+	out := make([]Insight, 0, len(Codes)) // at most one per code: no regrowth
 	for _, tr := range triggers {
 		out = tr(t, &cfg, out)
 	}

@@ -275,9 +275,15 @@ func FromLog(l *darshan.Log) (*Totals, error) {
 	if err := t.readSTDIO(l); err != nil {
 		return nil, err
 	}
-	for _, m := range []darshan.ModuleID{darshan.DXTPOSIX, darshan.DXTMPIIO} {
-		if err := t.readHosts(l, m); err != nil {
-			return nil, err
+	// The hosts serve M08–M10 alone, which a log decides only with MPI-IO
+	// data and the cb_nodes hint; reading them decodes every DXT segment
+	// (most of FromLog's time on a DXT log), so a log that cannot decide
+	// those codes skips it (and its hosts do not join a job's in Merge).
+	if t.usesMPIIO() && t.CBNodes > 0 {
+		for _, m := range []darshan.ModuleID{darshan.DXTPOSIX, darshan.DXTMPIIO} {
+			if err := t.readHosts(l, m); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return t, nil
