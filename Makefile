@@ -2,7 +2,7 @@
 #
 #   make build        dist/build/hpcio_exporter, with version, revision, branch,
 #                     build user and date stamped in (hpcio_exporter --version)
-#   make test         go test -timeout 30m ./... (what CI runs; about 15 minutes)
+#   make test         go test -timeout 30m ./... (what CI runs; about 17 minutes)
 #   make test-short   go test -short ./... (no real Prometheus, no soak; under a minute)
 #   make lint         gofmt, go vet, staticcheck
 #   make package      dist/hpcio_exporter_<version>_amd64.deb and
