@@ -1,40 +1,25 @@
 package collector
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/internal/darshantest"
 )
 
 // smallWritesLog is a one-rank log of n 4 KiB POSIX writes, sequential and
-// aligned: P06 (small writes) fires past 1000 of them.
+// aligned: P06 (small writes) fires past 1000 of them. Its command line and
+// file name hold a path, which must never reach a label.
 func smallWritesLog(t *testing.T, jobID int64, end time.Time, n int64) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w := darshan.NewWriter(&buf)
-	w.Job = darshan.Job{UID: 1000, JobID: jobID, StartTime: end.Unix() - 60, EndTime: end.Unix(), NProcs: 1, Metadata: "lib_ver=3.5.0\n"}
-	w.Exe = "/opt/app/bin/logger --out /scratch/secret/x"
-	w.Mounts = []darshan.Mount{{Path: "/scratch", Type: "lustre"}}
-	l := darshan.LayoutOf(darshan.POSIX, darshan.POSIX.CurrentVersion())
-	c := &darshan.CounterRecord{Key: darshan.Key{Module: darshan.POSIX, Rank: 0, ID: w.AddName("/scratch/secret/out.dat")},
-		Layout: l, Ints: make([]int64, len(l.Ints)), Floats: make([]float64, len(l.Floats))}
-	for k, v := range map[string]int64{"POSIX_OPENS": 1, "POSIX_WRITES": n, "POSIX_BYTES_WRITTEN": n * 4096,
-		"POSIX_SIZE_WRITE_1K_10K": n, "POSIX_SEQ_WRITES": n, "POSIX_CONSEC_WRITES": n, "POSIX_MAX_BYTE_WRITTEN": n*4096 - 1} {
-		c.Ints[l.IntIndex(k)] = v
-	}
-	c.Floats[l.FloatIndex("POSIX_F_WRITE_TIME")] = 1
-	if err := w.Write(c); err != nil {
+	data, err := darshantest.SmallWrites(jobID, end, n, "/opt/app/bin/logger --out /scratch/secret/x", "/scratch/secret/out.dat")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }
 
 func insightScrape(t *testing.T, logs map[string][]byte) string {

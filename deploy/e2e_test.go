@@ -117,16 +117,7 @@ func TestEndToEnd(t *testing.T) {
 	truth := fetchTruth(t, demoAddr)
 	drill := pickDrillJob(t, truth)
 	t.Logf("drill-down job: %s (uid %s): %.0f B/s written, %.0f B/s read", drill.JobID, drill.UID, drill.Write, drill.Read)
-	logDir := filepath.Join(dir, "darshan-logs")
-	writeDarshanLogs(t, logDir, drill)
-
-	// The sidecar, as its unit runs it.
-	sideAddr := freePort(t)
-	dayuDir, _ := filepath.Abs("../fixtures/dayu")
-	side := start(t, "sidecar", bin, unitArgs(t, "systemd/hpcio-exporter-sidecar.service",
-		map[string]string{"--web.listen-address": sideAddr, "--darshan.dir": logDir, "--dayu.dir": dayuDir}, "--web.config.file")...)
-	waitHTTP(t, side, "http://"+sideAddr+"/metrics", 30*time.Second)
-	darshanReady := waitDarshan(t, sideAddr, drill.JobID)
+	sideAddr, darshanReady := startSidecar(t, start, bin, dir, drill)
 
 	// Alertmanager with the example configuration; its receivers post to
 	// a sink on the loopback instead of the placeholder gateway.
@@ -246,6 +237,22 @@ func pickDrillJob(t testing.TB, truth []jobTruth) jobTruth {
 		t.Fatal("the demo has no steady batch job that reads, writes and opens")
 	}
 	return *best
+}
+
+// startSidecar writes Darshan logs of the drill-down job into dir and
+// starts the sidecar on them and on the DaYu fixtures, as its unit runs it
+// (run: start, or startNiced). It returns the sidecar's address and whether
+// it exports the drill-down job.
+func startSidecar(t *testing.T, run func(*testing.T, string, string, ...string) *process, bin, dir string, drill jobTruth) (addr string, darshanReady bool) {
+	t.Helper()
+	logDir := filepath.Join(dir, "darshan-logs")
+	writeDarshanLogs(t, logDir, drill)
+	addr = freePort(t)
+	dayuDir, _ := filepath.Abs("../fixtures/dayu")
+	side := run(t, "sidecar", bin, unitArgs(t, "systemd/hpcio-exporter-sidecar.service",
+		map[string]string{"--web.listen-address": addr, "--darshan.dir": logDir, "--dayu.dir": dayuDir}, "--web.config.file")...)
+	waitHTTP(t, side, "http://"+addr+"/metrics", 30*time.Second)
+	return addr, waitDarshan(t, addr, drill.JobID)
 }
 
 // writeDarshanLogs writes, with the project's own Darshan writer, a log for

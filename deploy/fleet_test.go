@@ -101,14 +101,7 @@ func TestFleet(t *testing.T) {
 	// The sidecar with Darshan logs of a fleet job and the DaYu fixtures,
 	// so that every dashboard has its data.
 	drill := fleetDrillJob(t, truth, "http://"+mds[0].Targets[0]+"/metrics")
-	logDir := filepath.Join(dir, "darshan-logs")
-	writeDarshanLogs(t, logDir, drill)
-	sideAddr := freePort(t)
-	dayuDir, _ := filepath.Abs("../fixtures/dayu")
-	side := startNiced(t, "sidecar", bin, unitArgs(t, "systemd/hpcio-exporter-sidecar.service",
-		map[string]string{"--web.listen-address": sideAddr, "--darshan.dir": logDir, "--dayu.dir": dayuDir}, "--web.config.file")...)
-	waitHTTP(t, side, "http://"+sideAddr+"/metrics", 30*time.Second)
-	darshanReady := waitDarshan(t, sideAddr, drill.JobID)
+	sideAddr, darshanReady := startSidecar(t, startNiced, bin, dir, drill)
 	targets := map[string][]targetGroup{
 		"lustre-mds.yml": mds, "lustre-oss.yml": oss,
 		"hpcio-sidecar.yml": {{Targets: []string{sideAddr}, Labels: map[string]string{"role": "sidecar"}}},

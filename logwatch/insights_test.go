@@ -1,7 +1,6 @@
 package logwatch
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -12,34 +11,19 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
+	"github.com/hpcio/hpcio_exporter/internal/darshantest"
 	"github.com/hpcio/hpcio_exporter/internal/logtest"
 )
 
 // smallWriteLog is a one-rank log of writes small 4 KiB POSIX writes
-// (sequential, aligned), ending at end.
+// (sequential, aligned), ending at end, to a file of its own.
 func smallWriteLog(t testing.TB, jobID int64, end time.Time, writes int64) []byte {
 	t.Helper()
-	var buf bytes.Buffer
-	w := darshan.NewWriter(&buf)
-	w.Job = darshan.Job{UID: 1000, JobID: jobID, StartTime: end.Unix() - 60, EndTime: end.Unix(), NProcs: 1, Metadata: "lib_ver=3.5.0\n"}
-	w.Exe = "/opt/app/bin/writer"
-	w.Mounts = []darshan.Mount{{Path: "/scratch", Type: "lustre"}}
-	l := darshan.LayoutOf(darshan.POSIX, darshan.POSIX.CurrentVersion())
-	c := &darshan.CounterRecord{Key: darshan.Key{Module: darshan.POSIX, Rank: 0, ID: w.AddName(fmt.Sprintf("/scratch/out-%d.dat", end.Unix()))},
-		Layout: l, Ints: make([]int64, len(l.Ints)), Floats: make([]float64, len(l.Floats))}
-	for k, v := range map[string]int64{"POSIX_OPENS": 1, "POSIX_WRITES": writes, "POSIX_BYTES_WRITTEN": writes * 4096,
-		"POSIX_SIZE_WRITE_1K_10K": writes, "POSIX_SEQ_WRITES": writes, "POSIX_CONSEC_WRITES": writes,
-		"POSIX_MAX_BYTE_WRITTEN": writes*4096 - 1, "POSIX_FILE_ALIGNMENT": 4096, "POSIX_MEM_ALIGNMENT": 8} {
-		c.Ints[l.IntIndex(k)] = v
-	}
-	c.Floats[l.FloatIndex("POSIX_F_WRITE_TIME")] = 1
-	if err := w.Write(c); err != nil {
+	data, err := darshantest.SmallWrites(jobID, end, writes, "/opt/app/bin/writer", fmt.Sprintf("/scratch/out-%d.dat", end.Unix()))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return data
 }
 
 func insightOf(v *JobView, code string) *InsightView {
