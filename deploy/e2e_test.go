@@ -180,8 +180,8 @@ func TestEndToEnd(t *testing.T) {
 	// first value / increase): a job total only a few scrapes old may be
 	// near 0 there (on the bursty OST, 0 until its first burst was seen),
 	// and its rate is extrapolated less than the target's counter's, old
-	// and large: the share came 1.3 % low with the window starting two
-	// scrapes after the first. A minute in, the job total is too large for
+	// and large, so the share may read low by up to half a scrape's share
+	// of the window (about 1 %). A minute in, the job total is too large for
 	// that (a property of rate() on counters a few seconds old, not of the
 	// exporter; on a server, the first five minutes after a start).
 	time.Sleep(time.Until(t0.Add(5*time.Minute + time.Minute)))
