@@ -151,6 +151,89 @@ func RegisterFlags(a FlagGroup) {
 	for _, f := range flagAdders {
 		f(a)
 	}
+	checkDurations(a)
+	checkPositive(a)
+}
+
+// positiveFlags are the collectors' counts and sizes for which zero or
+// less makes no sense (a cap of no series, a budget of no byte): a usage
+// error (exit 2) rather than a collector that refuses to start. Those where
+// 0 means "no limit" (--darshan.max-jobs) are not here.
+var positiveFlags = []string{
+	"darshan.workers", "darshan.max-log-memory", "darshan.max-records-per-job",
+	"dayu.max-files", "dayu.max-stages", "dayu.max-workflows", "dayu.max-file-size", "dayu.max-total-size",
+}
+
+// checkPositive adds to each of positiveFlags declared on a an action that
+// refuses zero or a negative number, as checkDurations does.
+func checkPositive(a FlagGroup) {
+	g, ok := a.(interface {
+		GetFlag(name string) *kingpin.FlagClause
+	})
+	if !ok {
+		return
+	}
+	for _, name := range positiveFlags {
+		f := g.GetFlag(name)
+		if f == nil {
+			continue
+		}
+		f.Action(func(*kingpin.ParseContext) error {
+			// An int prints as itself, a size as kingpin's bytes ("0B",
+			// "-1KiB", "256MiB").
+			v := f.Model().Value.String()
+			if strings.HasPrefix(v, "-") || strings.TrimRight(v, "B") == "0" {
+				return fmt.Errorf("--%s must be more than 0, not %s", name, v)
+			}
+			return nil
+		})
+	}
+}
+
+// durationFlags are the collectors' duration flags with the least value
+// that makes sense: a timeout, an interval, a retention or a TTL of zero
+// or less is a usage error (exit 2), not a setting that fails every run,
+// spins, or is silently replaced by a default. An offset may be 0.
+var durationFlags = []struct {
+	name      string
+	allowZero bool
+}{
+	{"lustre.timeout", false},
+	{"lustre.timeout-offset", true},
+	{"lustre.jobstats.ttl", false},
+	{"darshan.rescan-interval", false},
+	{"darshan.retention", false},
+	{"dayu.rescan-interval", false},
+}
+
+// checkDurations adds to each of durationFlags declared on a an action
+// that refuses a value out of range. kingpin runs a flag's actions only
+// when the flag is given, during Parse: the error is a usage error.
+func checkDurations(a FlagGroup) {
+	g, ok := a.(interface {
+		GetFlag(name string) *kingpin.FlagClause
+	})
+	if !ok {
+		return
+	}
+	for _, d := range durationFlags {
+		f := g.GetFlag(d.name)
+		if f == nil {
+			continue
+		}
+		f.Action(func(*kingpin.ParseContext) error {
+			v, err := time.ParseDuration(f.Model().Value.String())
+			switch {
+			case err != nil:
+				return nil // kingpin has refused it already
+			case v < 0 && d.allowZero:
+				return fmt.Errorf("--%s must be 0 or more, not %v", d.name, v)
+			case v <= 0 && !d.allowZero:
+				return fmt.Errorf("--%s must be longer than 0, not %v", d.name, v)
+			}
+			return nil
+		})
+	}
 }
 
 // Names lists every registered collector, sorted.
@@ -212,6 +295,9 @@ func NewRegistry(env Env) (*Registry, error) {
 	if env.Lnetctl == nil {
 		env.Lnetctl = toolrun.Path("lnetctl")
 	}
+	// Processes left behind by lctl and lnetctl runs are logged by
+	// toolrun, process-wide.
+	toolrun.SetLogger(env.Logger.With("source", "toolrun"))
 	env.lustre = lustre.New(lustre.Config{Lctl: env.LctlSource, Bounds: lustreBounds(), Logger: env.Logger, Now: env.Now})
 	r.lustre = env.lustre
 	for _, name := range Names() {
@@ -362,6 +448,7 @@ func (s *Scrape) Collect(ch chan<- prometheus.Metric) {
 	}
 	wg.Wait()
 	s.sendLctlRuns(ch)
+	s.sendToolStrays(ch)
 }
 
 // noteFailure records a collector's error ("" for success) and reports

@@ -134,7 +134,7 @@ func TestJobSumsEqualJobStats(t *testing.T) {
 			for target, n := range dups {
 				series := fmt.Sprintf(`lustre_jobstats_duplicate_entries_total{component="%s",target="%s"}`, componentOf(target), target)
 				if v := value(t, out, series); v != float64(n) {
-					t.Errorf("%s = %v, want %d (the entries left out of the sums)", series, v, n)
+					t.Errorf("%s = %v, want %d (the entries that repeated a job_id)", series, v, n)
 				}
 			}
 		})
@@ -151,8 +151,9 @@ func componentOf(target string) string {
 // jobStatsTotals reads the job_stats of text as lctl prints them: by
 // "family target [operation]", the sum of every entry's counter, in the
 // units the exporter's families count (microseconds for operation
-// seconds). An entry printed twice for a target (damaged output) counts
-// once, as the exporter counts it; dups says how many were left out.
+// seconds). A job_id printed more than once for a target (damaged output)
+// counts the sum of its entries, as the exporter counts it at first sight
+// (rates/dups.go); dups says how many entries repeated a job_id.
 func jobStatsTotals(t *testing.T, text string) (map[string]uint64, map[string]int) {
 	t.Helper()
 	totals := map[string]uint64{}
@@ -180,7 +181,6 @@ type totalsHandler struct {
 func (h *totalsHandler) Job(js *lctl.JobStat) {
 	if h.seen[string(js.JobID)] {
 		h.dups[h.target]++
-		return
 	}
 	h.seen[string(js.JobID)] = true
 	for _, op := range js.Ops {

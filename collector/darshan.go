@@ -29,7 +29,9 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
+	"github.com/hpcio/hpcio_exporter/dropdir"
 	"github.com/hpcio/hpcio_exporter/logwatch"
 )
 
@@ -44,6 +46,10 @@ var (
 	darshanMaxRecords     = 10
 	darshanInsights       = true
 	darshanInsightsConfig string
+	darshanStateDir       string
+	// darshanMaxLogMemory reads --darshan.max-log-memory (kingpin's byte
+	// sizes: 256MiB, 1GiB, 512KB, all powers of 1024).
+	darshanMaxLogMemory   = func() int64 { return darshan.DefaultMemoryBudget }
 	darshanNoInotify      bool // tests only
 	darshanSidecarStarted func(*logwatch.Sidecar)
 )
@@ -71,6 +77,13 @@ func init() {
 			Default("true").BoolVar(&darshanInsights)
 		a.Flag("darshan.insights-config", "JSON file of insight thresholds, Drishti's --config format; Drishti's defaults without it. A file that does not load stops the exporter at start.").
 			PlaceHolder("FILE").StringVar(&darshanInsightsConfig)
+		// The flag's own type (units.Base2Bytes) stays kingpin's: read
+		// through a closure, it needs no import of its package.
+		maxLogMemory := a.Flag("darshan.max-log-memory", "Most memory the reading of one Darshan log may use (its inflated regions, names and records), with a unit (256MiB, 1GiB); a log over it counts darshan_logs_failed_total{reason=\"too_large\"} and is not read again until it changes. --darshan.workers logs are read at once: workers × this must stay well under the exporter's memory limit.").
+			Default(fmt.Sprintf("%dMiB", darshan.DefaultMemoryBudget>>20)).Bytes()
+		darshanMaxLogMemory = func() int64 { return int64(*maxLogMemory) }
+		a.Flag("darshan.state-dir", "Directory (existing, writable) where the sidecar writes down the Darshan logs being read, so that a log that kills the exporter while it is read (out of memory) is skipped after the restart and counted darshan_logs_failed_total{reason=\"crashed\"}. Without it, such a log is read again at every restart. The packaged unit gives its StateDirectory=.").
+			PlaceHolder("DIR").StringVar(&darshanStateDir)
 	})
 }
 
@@ -105,10 +118,18 @@ func newDarshanCollector(env Env) (Collector, error) {
 	if darshanRecords {
 		maxRecords = max(darshanMaxRecords, 0)
 	}
+	budget := darshanMaxLogMemory()
+	if budget <= 0 {
+		return nil, fmt.Errorf("--darshan.max-log-memory must be more than 0, not %d", budget)
+	}
+	if darshanStateDir == "" {
+		env.Logger.Info("no --darshan.state-dir: a Darshan log that kills the exporter while it is read (out of memory) will be read again after a restart")
+	}
 	s, err := logwatch.Start(logwatch.Config{
 		Dirs: darshanDirs, RescanInterval: darshanRescan, Workers: darshanWorkers,
 		Retention: darshanRetention, MaxJobs: darshanMaxJobs, ExeLabel: darshanExeLabel,
 		MaxRecords: maxRecords, NoInotify: darshanNoInotify, Insights: insightsCfg,
+		MemoryBudget: budget, StateDir: darshanStateDir,
 		Now: env.Now, Logger: env.Logger,
 	})
 	if err != nil {
@@ -127,7 +148,7 @@ var (
 	darshanProcessedDesc = prometheus.NewDesc("darshan_logs_processed_total",
 		"Darshan logs read successfully (each version of a file once).", nil, nil)
 	darshanFailedDesc = prometheus.NewDesc("darshan_logs_failed_total",
-		"Darshan logs that could not be read, by reason (corrupt, truncated, incomplete, unsupported_version, not_darshan, too_large, permission, io_error); each version of a file counts once.",
+		"Darshan logs that could not be read, by reason (corrupt, truncated, incomplete, unsupported_version, not_darshan: no Darshan magic number or not a regular file, too_large: over --darshan.max-log-memory or the inflate bound, permission, symlink_owner: a link whose owner is neither root nor its target's, crashed: being read when the exporter died, io_error); each version of a file counts once.",
 		[]string{"reason"}, nil)
 	darshanReadBytesDesc = prometheus.NewDesc("darshan_read_bytes_total",
 		"Bytes read according to the Darshan logs read, by module (POSIX, MPI-IO, STDIO, H5D, PNETCDF_VAR, DFS, DAOS; the layers overlap: MPI-IO reads are also POSIX reads).",
@@ -153,6 +174,9 @@ var (
 		"Darshan logs summed into the exported jobs.", nil, nil)
 	darshanWatchesDesc = prometheus.NewDesc("darshan_inotify_watches",
 		"Darshan directories watched with inotify (the others are found by rescans only).", nil, nil)
+	darshanUnlistedDesc = prometheus.NewDesc("darshan_dirs_unlisted",
+		"Directories under the Darshan drop directories that the last scan did not list, by reason: permission (the exporter's user may not list it), symlink_owner (a link to it whose owner is neither root nor the directory's), io_error. Their logs are not read.",
+		[]string{"reason"}, nil)
 	darshanInsightsFailedDesc = prometheus.NewDesc("darshan_insights_failed_total",
 		"Darshan logs read whose insights could not be computed (their signals are exported; the job's insights are those of its other logs), and evaluations of a job's insights that failed.", nil, nil)
 	darshanInsightInfoDesc = prometheus.NewDesc("darshan_insight_info",
@@ -191,6 +215,9 @@ func (c *darshanCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error 
 	gauge(darshanJobsDesc, float64(snap.RetainedJobs))
 	gauge(darshanLogsDesc, float64(snap.RetainedLogs))
 	gauge(darshanWatchesDesc, float64(snap.InotifyWatches))
+	for _, r := range dropdir.UnlistedReasons {
+		gauge(darshanUnlistedDesc, float64(snap.UnlistedDirs[r]), r)
+	}
 	if c.insights {
 		counter(darshanInsightsFailedDesc, float64(snap.InsightsFailed))
 		for _, r := range insightRecommendations(snap.Jobs) {

@@ -87,7 +87,7 @@ var (
 		"Lines of job_stats output that could not be parsed and were skipped; the rest of their entry was kept.",
 		[]string{"component", "target"}, nil)
 	jobstatsDuplicatesDesc = prometheus.NewDesc("lustre_jobstats_duplicate_entries_total",
-		"Entries whose job_id was already printed for the target in the same output (damaged output); only the first counts.",
+		"Entries whose job_id was already printed for the target in the same output (damaged output); the values of a job_id's entries are summed before the increment rule.",
 		[]string{"component", "target"}, nil)
 	jobstatsRawSeriesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "raw_series"),
 		"Raw job_ids of the target the exporter tracks.",

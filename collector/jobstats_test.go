@@ -50,9 +50,9 @@ func TestJobstatsEdgeGolden(t *testing.T) {
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="17627127",node="r01c01"}`: 2 * 41943040,
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="bash"}`:        41943040,
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="_nojob",uid="1000",exe="we\"ird\\x"}`:  41943040,
-		// Glued values; the first of two duplicate entries.
+		// Glued values; two entries of one job_id, summed.
 		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="22",uid="1000",node="n1"}`: 33554432,
-		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="27",uid="1000",node="n1"}`: 100,
+		`lustre_job_write_bytes_total{component="ost",target="edge-OST0000",jobid="27",uid="1000",node="n1"}`: 100 + 999999,
 		// The good operations of a partly malformed entry.
 		`lustre_job_operation_seconds_total{component="ost",target="edge-OST0000",jobid="23",uid="1000",node="n1",operation="sync"}`: 0.0036,
 		`lustre_job_stats_total{component="ost",target="edge-OST0000",jobid="23",uid="1000",node="n1",operation="sync"}`:             2,

@@ -1,9 +1,11 @@
 package collector
 
 import (
+	"fmt"
 	"iter"
 	"time"
 
+	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/lctl"
@@ -20,11 +22,22 @@ var (
 
 func init() {
 	addFlags(func(a FlagGroup) {
-		a.Flag("lustre.timeout", "Longest time one lctl (or lnetctl) run may take; it is killed, with its process group, after that.").
-			Default(lctlTimeout.String()).DurationVar(&lctlTimeout)
-		a.Flag("lustre.timeout-offset", "Time kept free before the scrape deadline (X-Prometheus-Scrape-Timeout-Seconds) to write the response after lctl.").
-			Default(lctlTimeoutOffset.String()).DurationVar(&lctlTimeoutOffset)
+		a.Flag("lustre.timeout", "Longest time one lctl (or lnetctl) run may take; it is killed, with its process group, after that. Longer than 0 and than --lustre.timeout-offset.").
+			Default(lctlTimeout.String()).Action(checkLustreBounds).DurationVar(&lctlTimeout)
+		a.Flag("lustre.timeout-offset", "Time kept free before the scrape deadline (X-Prometheus-Scrape-Timeout-Seconds) to write the response after lctl. 0 or more, shorter than --lustre.timeout.").
+			Default(lctlTimeoutOffset.String()).Action(checkLustreBounds).DurationVar(&lctlTimeoutOffset)
 	})
+}
+
+// checkLustreBounds makes an offset that leaves a run no time a usage
+// error: every run would fail at once. (Each duration's own sign is
+// checked by checkDurations.) As a flag's action it runs once every flag
+// is set, whichever of the two was given.
+func checkLustreBounds(*kingpin.ParseContext) error {
+	if lctlTimeout > 0 && lctlTimeoutOffset >= lctlTimeout {
+		return fmt.Errorf("--lustre.timeout-offset (%v) must be shorter than --lustre.timeout (%v): no lctl run would have any time", lctlTimeoutOffset, lctlTimeout)
+	}
+	return nil
 }
 
 func lustreBounds() toolrun.Bounds {
@@ -79,7 +92,7 @@ func owned[T any](params []lustre.Param[T], owner string) iter.Seq[*lustre.Param
 var (
 	lctlRunsDesc = prometheus.NewDesc(
 		prometheus.BuildFQName(Namespace, "lctl", "runs_total"),
-		"lctl get_param runs by result: ok, partial (some patterns matched nothing), failed, killed (deadline).",
+		"lctl get_param runs by result: ok; partial (a non-zero exit after printing some of the parameters asked for: another pattern matched nothing); failed (lctl could not start, its output could not be read, or it exited non-zero printing none of the parameters asked for: every Lustre collector fails); killed (at the deadline, the output cut short).",
 		[]string{"result"}, nil)
 	lctlDurationDesc = prometheus.NewDesc(
 		prometheus.BuildFQName(Namespace, "lctl", "last_run_duration_seconds"),
@@ -101,6 +114,19 @@ func (s *Scrape) sendLctlRuns(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(lctlRunsDesc, prometheus.CounterValue, float64(runs[r]), r.String())
 	}
 	ch <- prometheus.MustNewConstMetric(lctlDurationDesc, prometheus.GaugeValue, last.Seconds())
+}
+
+var toolStraysDesc = prometheus.NewDesc(
+	prometheus.BuildFQName(Namespace, "lctl", "strays_killed_total"),
+	"Processes left behind by lctl and lnetctl runs that the exporter killed: escaped from a run's process group (setsid), or still holding a run's output after it exited and a grace of 250 ms. Each is logged.",
+	nil, nil)
+
+// sendToolStrays sends the processes the runs of lctl and lnetctl left
+// behind, when the scrape ran one of them.
+func (s *Scrape) sendToolStrays(ch chan<- prometheus.Metric) {
+	if s.lustreAsked || s.collectors["lnet"] != nil {
+		ch <- prometheus.MustNewConstMetric(toolStraysDesc, prometheus.CounterValue, float64(toolrun.StraysKilled()))
+	}
 }
 
 // created returns a counter's creation time from Lustre's start_time, or

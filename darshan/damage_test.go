@@ -238,8 +238,23 @@ func TestHostileCounts(t *testing.T) {
 	}
 }
 
+// fuzzBudget is the memory budget of the logs the fuzz targets read: small,
+// so that inputs reach it, and fuzzing cannot allocate past it.
+const fuzzBudget = 2 << 20
+
+// checkBudget checks that a log within its budget was charged no more, and
+// that one over it said so.
+func checkBudget(t *testing.T, l *Log, errs ...error) {
+	t.Helper()
+	var be *BudgetError
+	if over := errors.As(errors.Join(errs...), &be); !over && l.MemoryCharged() > fuzzBudget {
+		t.Fatalf("charged %d bytes, over the budget of %d, without a *BudgetError", l.MemoryCharged(), fuzzBudget)
+	}
+}
+
 // FuzzReader feeds the reader arbitrary bytes, seeded with the fixtures and
-// their mutilations. It must not panic, and errors must be *FormatErrors.
+// their mutilations. It must not panic, errors must be *FormatErrors, and a
+// log stays within its (small) memory budget or is refused.
 func FuzzReader(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("..", "fixtures", "darshan", "*.darshan"))
 	for _, p := range paths {
@@ -251,18 +266,21 @@ func FuzzReader(f *testing.F) {
 		f.Add(data[:len(data)/2])
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		l, err := NewReader(bytes.NewReader(data), int64(len(data)), "fuzz")
+		l, err := NewReaderWith(bytes.NewReader(data), int64(len(data)), "fuzz", Options{MemoryBudget: fuzzBudget})
 		if l == nil {
 			checkErr(t, "fuzz", "fuzz", err, "header")
 			return
 		}
+		errs := []error{err}
 		for _, m := range l.Modules() {
 			rd := l.Records(m.ID)
 			for rd.Next() {
 				_ = rd.Record().Clone()
 			}
 			checkErr(t, "fuzz", "fuzz", rd.Err(), m.ID.String())
+			errs = append(errs, rd.Err())
 		}
+		checkBudget(t, l, errs...)
 	})
 }
 
@@ -282,6 +300,7 @@ func FuzzRecords(f *testing.F) {
 	f.Fuzz(func(t *testing.T, mod, ver uint8, big bool, data []byte) {
 		// the decoders straight on the data, as an uncompressed region
 		l := &Log{Name: "fuzz", Header: Header{Version: "3.41", Major: 3, Minor: 41, BigEndian: big}}
+		l.mem.limit = fuzzBudget
 		m := ModuleID(mod % MaxModules)
 		dec, err := l.newDecoder(m, uint32(ver))
 		if err != nil {
@@ -295,6 +314,7 @@ func FuzzRecords(f *testing.F) {
 				if err != io.EOF {
 					checkErr(t, "fuzz", "fuzz", rr.fail(err), m.String())
 				}
+				checkBudget(t, l, err)
 				return
 			}
 			_ = rec.Clone()

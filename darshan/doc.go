@@ -3,8 +3,9 @@
 //
 // # Reading
 //
-// Open (a path) or NewReader (any io.ReaderAt) reads the header, the job
-// record and the name table, as darshan_log_open, darshan_log_get_job and
+// Open (a path) or NewReader (any io.ReaderAt), or OpenWith and
+// NewReaderWith with Options, read the header, the job record and the name
+// table, as darshan_log_open, darshan_log_get_job and
 // darshan_log_get_namehash do. The header is checked (magic number in
 // either byte order, format version) and the module ids of formats before
 // 3.20 and 3.41 are remapped to those of 3.41.
@@ -47,7 +48,18 @@
 // records (segments, bins, stripes, servers) are checked against the
 // format's limits and data is decoded as it arrives, and decompression stops
 // at MaxInflateRatio times a region's compressed size plus MinInflateBound
-// (ErrTooLarge).
+// (ErrTooLarge). On top of that, each log has a memory budget, fixed before
+// a byte of it is read (Options, DefaultMemoryBudget): the compressed and
+// inflated bytes of its regions, the name table, the segments of a DXT
+// record and the records ReadModule keeps are charged against it, and a
+// log that would cost more is refused with a *BudgetError (ErrTooLarge)
+// having cost about the budget (budget.go).
+//
+// A file without the magic number is ErrNotDarshan, one with it and an
+// unknown format version ErrUnsupportedVersion; OpenWith reads only regular
+// files (ErrNotRegular, without blocking on a FIFO). No error holds bytes
+// of the file's content, so that errors can be logged whoever wrote the
+// file.
 //
 // Where darshan-util decodes a value wrongly, this package does not: see
 // README.md in this directory for the list.

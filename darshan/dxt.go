@@ -66,6 +66,7 @@ type dxtDecoder struct {
 	noOffsets   bool // DXT_MPIIO v1
 	rec         DXTRecord
 	hostnameRaw []byte
+	held        int64 // bytes of the segment slices of rec (see budget.go)
 }
 
 func newDXTDecoder(m ModuleID, ver uint32, big bool) moduleDecoder {
@@ -116,7 +117,14 @@ func (d *dxtDecoder) segments(rr *regionReader, out []Segment, n int) ([]Segment
 			return out, err
 		}
 		if cap(out)-len(out) < k {
-			out = append(make([]Segment, 0, len(out)+max(k, len(out)/2)), out...)
+			// the record's segments are held until the next record: a
+			// bigger slice is charged before it is made
+			grown := len(out) + max(k, len(out)/2)
+			d.held += int64(grown-cap(out)) * segmentCost
+			if err := rr.log.mem.chargeHeld(rr.slot, d.held); err != nil {
+				return out, err
+			}
+			out = append(make([]Segment, 0, grown), out...)
 		}
 		// filled in place: building each Segment and appending it costs
 		// twice the stores

@@ -7,10 +7,11 @@ import (
 
 // Sentinel causes carried by a *FormatError. Test for them with errors.Is.
 var (
-	// ErrNotDarshan: the magic number is wrong in both byte orders.
+	// ErrNotDarshan: the magic number is wrong in both byte orders (or the
+	// file is too short to hold it and does not start as a log does).
 	ErrNotDarshan = errors.New("not a darshan log (bad magic number)")
-	// ErrUnsupportedVersion: the log format version is not one of 3.00,
-	// 3.10, 3.20, 3.21, 3.41.
+	// ErrUnsupportedVersion: the file has the magic number, but its log
+	// format version is not one of 3.00, 3.10, 3.20, 3.21, 3.41.
 	ErrUnsupportedVersion = errors.New("unsupported log format version")
 	// ErrIncomplete: the header is all zeros. The runtime writes the header
 	// last, so this is a log that is still being written (or never was
@@ -24,7 +25,9 @@ var (
 	// format's own size limits).
 	ErrCorrupt = errors.New("corrupt data")
 	// ErrTooLarge: a region inflates past the bound this reader accepts
-	// (see MaxInflateRatio), or a record claims more data than that bound.
+	// (see MaxInflateRatio), a record claims more data than that bound, or
+	// the log costs more than its memory budget (a *BudgetError, see
+	// Options).
 	ErrTooLarge = errors.New("data larger than the reader accepts")
 	// ErrModuleVersion: a module region is written in a module version this
 	// reader does not know (newer than darshan-util 3.5.0, or 0).
@@ -32,10 +35,15 @@ var (
 	// ErrUnknownModule: the region belongs to a module id this reader has no
 	// decoder for.
 	ErrUnknownModule = errors.New("unknown module")
+	// ErrNotRegular: OpenWith was given a FIFO, a device, a directory or a
+	// socket: only regular files are read. It is not a *FormatError.
+	ErrNotRegular = errors.New("not a regular file")
 )
 
 // FormatError reports bad input: which log, which region of it, and why.
-// Everything decoded before the damage stays available to the caller.
+// Everything decoded before the damage stays available to the caller. No
+// error of this package holds bytes of the log's content (its text: names,
+// version strings), so that one can be logged whoever wrote the file.
 type FormatError struct {
 	Log    string // the log's name (its path, or the name given to NewReader)
 	Region string // "header", "job", "name records", or the module name, e.g. "POSIX"

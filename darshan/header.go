@@ -1,8 +1,10 @@
 package darshan
 
 import (
+	"bytes"
 	"encoding/binary"
 	"strconv"
+	"strings"
 )
 
 // Compression is the compression method of a log's regions.
@@ -96,28 +98,53 @@ func parseVersion(s string) (major, minor int, ok bool) {
 	return major, minor, ok
 }
 
+// knownVersions are the format versions this reader reads, as the runtime
+// writes them.
+var knownVersions = []string{"3.00", "3.10", "3.20", "3.21", "3.41"}
+
 // readHeader reads and checks the header, and remaps old module ids.
+//
+// The magic number decides whether the file is a log at all, before the
+// version string is looked at: random bytes or a gzip file are not a log
+// of an unknown version. No error quotes the file's bytes (the version
+// string included): a drop directory is written by its users, and what is
+// refused gets logged.
 func (l *Log) readHeader() error {
 	h := &l.Header
 	fail := func(err error) error { return &FormatError{Log: l.Name, Region: "header", Offset: -1, Err: err} }
 
-	vb, err := l.readAt(0, min(8, l.size))
+	const idSize = 16 // version string and magic number
+	vb, err := l.readAt(0, min(idSize, l.size))
 	if err != nil {
 		return fail(err)
 	}
-	if len(vb) < 8 {
-		return fail(causef(ErrTruncated, "file has %d bytes, too short for a version string", l.size))
+	if len(vb) < idSize {
+		switch {
+		case len(vb) == 0:
+			return fail(causef(ErrTruncated, "the file is empty"))
+		case allZero(vb):
+			return fail(ErrIncomplete)
+		case couldStartLog(vb):
+			return fail(causef(ErrTruncated, "file has %d bytes, too short for a header", l.size))
+		}
+		return fail(causef(ErrNotDarshan, "file has %d bytes and does not start as a log", l.size))
 	}
-	h.Version = cString(vb)
-	var ok bool
-	if h.Major, h.Minor, ok = parseVersion(h.Version); !ok {
+	switch {
+	case binary.LittleEndian.Uint64(vb[8:]) == magicNumber:
+	case binary.BigEndian.Uint64(vb[8:]) == magicNumber:
+		h.BigEndian = true
+	default:
 		if allZero(vb) {
 			return fail(ErrIncomplete)
 		}
-		return fail(causef(ErrUnsupportedVersion, "cannot parse version string %q", h.Version))
+		return fail(ErrNotDarshan)
 	}
-	if h.Major != 3 || (h.Minor != 0 && h.Minor != 10 && h.Minor != 20 && h.Minor != 21 && h.Minor != 41) {
-		return fail(causef(ErrUnsupportedVersion, "version %q (this reader knows 3.00, 3.10, 3.20, 3.21, 3.41)", h.Version))
+	h.Version = cString(vb[:8])
+	var ok bool
+	h.Major, h.Minor, ok = parseVersion(h.Version)
+	if !ok || h.Major != 3 || (h.Minor != 0 && h.Minor != 10 && h.Minor != 20 && h.Minor != 21 && h.Minor != 41) {
+		return fail(causef(ErrUnsupportedVersion, "a version string of %d bytes that is not a known version (this reader knows %s)",
+			len(h.Version), strings.Join(knownVersions, ", ")))
 	}
 	slots := MaxModules
 	h.Size = headerSize341
@@ -126,19 +153,9 @@ func (l *Log) readHeader() error {
 	}
 	b, err := l.readAt(0, min(int64(h.Size), l.size))
 	if err != nil || len(b) < h.Size {
-		return fail(causef(ErrTruncated, "file has %d bytes, the %s header needs %d", l.size, h.Version, h.Size))
+		return fail(causef(ErrTruncated, "file has %d bytes, the %d.%02d header needs %d", l.size, h.Major, h.Minor, h.Size))
 	}
 
-	switch {
-	case binary.LittleEndian.Uint64(b[8:]) == magicNumber:
-	case binary.BigEndian.Uint64(b[8:]) == magicNumber:
-		h.BigEndian = true
-	default:
-		if allZero(b) {
-			return fail(ErrIncomplete)
-		}
-		return fail(ErrNotDarshan)
-	}
 	big := h.BigEndian
 	h.Compression = Compression(b[16])
 	// The old header has a 32-bit partial flag at offset 20 and its maps at
@@ -208,6 +225,22 @@ func cString(b []byte) string {
 		}
 	}
 	return string(b)
+}
+
+// couldStartLog reports whether b, shorter than a version string and a
+// magic number, is how a log of a known version starts.
+func couldStartLog(b []byte) bool {
+	var start [16]byte
+	for _, v := range knownVersions {
+		copy(start[:], v)
+		for _, o := range []binary.ByteOrder{binary.LittleEndian, binary.BigEndian} {
+			o.PutUint64(start[8:], magicNumber)
+			if bytes.HasPrefix(start[:], b) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func allZero(b []byte) bool {

@@ -70,7 +70,7 @@ func (l *Log) RunTime() float64 {
 // of the command line followed by one "\n<fs type>\t<mount point>" per mount.
 func (l *Log) readJob() error {
 	h := &l.Header
-	rr := l.openRegion("job", h.JobRegion)
+	rr := l.openRegion("job", slotJob, h.JobRegion)
 	if h.JobRegion.Length > uint64(l.size) { // the end computed by jobRegion lies before the start
 		return rr.fail(causef(ErrCorrupt, "the next region starts inside the %d-byte header", h.Size))
 	}

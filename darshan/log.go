@@ -1,8 +1,10 @@
 package darshan
 
 import (
+	"fmt"
 	"io"
 	"os"
+	"syscall"
 )
 
 // Log is an open Darshan log. Open (or NewReader) reads the header, the job
@@ -31,20 +33,46 @@ type Log struct {
 	r      io.ReaderAt
 	size   int64
 	closer io.Closer
+	mem    memory // the memory budget and what is charged against it
 }
 
-// Open opens the log file at path. See NewReader for the errors.
-func Open(path string) (*Log, error) {
-	f, err := os.Open(path)
+// Open opens the log file at path with the default memory budget:
+// OpenWith(path, Options{}).
+func Open(path string) (*Log, error) { return OpenWith(path, Options{}) }
+
+// OpenWith opens the log file at path. Only a regular file is read: a
+// FIFO, a device or a directory is refused with an error wrapping
+// ErrNotRegular, without blocking (a FIFO with no writer would block open
+// and read for ever, a device never ends). Other errors are those of
+// NewReaderWith, or of the file system.
+func OpenWith(path string, o Options) (*Log, error) {
+	if _, err := o.budget(); err != nil {
+		return nil, err
+	}
+	// Stat first, so that a device is not even opened (opening some has
+	// effects); then open without blocking, in case a FIFO took the file's
+	// place since, and check what was really opened.
+	fi, err := os.Stat(path)
 	if err != nil {
 		return nil, err
 	}
-	fi, err := f.Stat()
+	if err := regular(path, fi); err != nil {
+		return nil, err
+	}
+	// O_NONBLOCK changes nothing for a regular file: its reads never block
+	// on the file's data. O_NOCTTY: a terminal never becomes ours.
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_NOCTTY, 0)
+	if err != nil {
+		return nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = regular(path, fi)
+	}
 	if err != nil {
 		f.Close()
 		return nil, err
 	}
-	l, err := NewReader(f, fi.Size(), path)
+	l, err := NewReaderWith(f, fi.Size(), path, o)
 	if l == nil {
 		f.Close()
 		return nil, err
@@ -53,15 +81,52 @@ func Open(path string) (*Log, error) {
 	return l, err
 }
 
-// NewReader reads the log held by r, which has size bytes; name identifies
-// it in errors.
+// regular refuses what is not a regular file, saying what it is.
+func regular(path string, fi os.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() {
+		return nil
+	}
+	kind := "irregular file"
+	switch {
+	case m.IsDir():
+		kind = "directory"
+	case m&os.ModeNamedPipe != 0:
+		kind = "FIFO"
+	case m&os.ModeCharDevice != 0:
+		kind = "character device"
+	case m&os.ModeDevice != 0:
+		kind = "block device"
+	case m&os.ModeSocket != 0:
+		kind = "socket"
+	}
+	return fmt.Errorf("darshan log %s: %w (%s)", path, ErrNotRegular, kind)
+}
+
+// NewReader reads the log held by r, which has size bytes, with the default
+// memory budget: NewReaderWith(r, size, name, Options{}).
+func NewReader(r io.ReaderAt, size int64, name string) (*Log, error) {
+	return NewReaderWith(r, size, name, Options{})
+}
+
+// NewReaderWith reads the log held by r, which has size bytes; name
+// identifies it in errors. Everything read for the log, now and by its
+// RecordReaders later, is charged against o.MemoryBudget (see
+// DefaultMemoryBudget); a log that costs more fails with a *FormatError
+// whose cause is a *BudgetError (ErrTooLarge).
 //
-// When the header cannot be read NewReader returns a nil Log and a
+// When the header cannot be read NewReaderWith returns a nil Log and a
 // *FormatError. When the header is good but the job data or the name table
 // is damaged, it returns the Log, with everything decoded before the damage,
-// together with a *FormatError: module records may still be readable.
-func NewReader(r io.ReaderAt, size int64, name string) (*Log, error) {
+// together with a *FormatError: module records may still be readable (but
+// not once the log is over its budget: every later read fails too).
+func NewReaderWith(r io.ReaderAt, size int64, name string, o Options) (*Log, error) {
+	budget, err := o.budget()
+	if err != nil {
+		return nil, err
+	}
 	l := &Log{Name: name, r: r, size: size}
+	l.mem.limit = budget
 	if err := l.readHeader(); err != nil {
 		return nil, err
 	}
@@ -143,6 +208,7 @@ type RecordReader struct {
 	rec    Record
 	err    error
 	n      int
+	kept   int64 // decompressed bytes of the records kept (ReadModule, Index)
 }
 
 // Records returns a reader of module m's records. A module without a region
@@ -155,15 +221,17 @@ func (l *Log) Records(m ModuleID) *RecordReader {
 		return rd
 	}
 	reg := l.Header.ModuleRegions[m]
-	rd.rr = l.openRegion(m.String(), reg)
 	if reg.Length == 0 {
+		rd.rr = l.openRegion(m.String(), int(m), reg)
 		return rd
 	}
+	// the decoder first: a region this package cannot read costs nothing
 	dec, err := l.newDecoder(m, l.Header.ModuleVersions[m])
 	if err != nil {
-		rd.err = rd.rr.fail(err)
+		rd.err = &FormatError{Log: l.Name, Region: m.String(), Offset: int64(reg.Offset), Err: err}
 		return rd
 	}
+	rd.rr = l.openRegion(m.String(), int(m), reg)
 	rd.dec = dec
 	return rd
 }
@@ -200,26 +268,51 @@ func (rd *RecordReader) Err() error { return rd.err }
 func (rd *RecordReader) Count() int { return rd.n }
 
 // ReadModule reads all of module m's records into memory. On damage it
-// returns the records decoded before it together with the error.
+// returns the records decoded before it together with the error. The
+// records kept are charged to the log's memory budget.
 func (l *Log) ReadModule(m ModuleID) ([]Record, error) {
 	var out []Record
 	rd := l.Records(m)
 	for rd.Next() {
+		if !rd.keep() {
+			break
+		}
 		out = append(out, rd.Record().Clone())
 	}
 	return out, rd.Err()
 }
 
 // Index reads all of module m's records into a map by key. A key that
-// occurs twice keeps its first record.
+// occurs twice keeps its first record. The records kept are charged to the
+// log's memory budget.
 func (l *Log) Index(m ModuleID) (map[Key]Record, error) {
 	out := map[Key]Record{}
 	rd := l.Records(m)
 	for rd.Next() {
 		k := rd.Record().RecordKey()
 		if _, dup := out[k]; !dup {
+			if !rd.keep() {
+				break
+			}
 			out[k] = rd.Record().Clone()
 		}
 	}
 	return out, rd.Err()
+}
+
+// keep charges a copy of the record just decoded to the log's budget (see
+// keptRecordCost); when the budget is passed it stops the reader with the
+// error and returns false.
+func (rd *RecordReader) keep() bool {
+	rr := rd.rr
+	consumed := rr.total - int64(rr.w-rr.r) // decompressed bytes decoded so far
+	cost := (consumed-rd.kept)*3/2 + keptRecordCost
+	rd.kept = consumed
+	if err := rr.log.mem.charge(cost); err != nil {
+		rd.err = rr.fail(err)
+		rd.dec = nil
+		rr.release()
+		return false
+	}
+	return true
 }

@@ -34,6 +34,7 @@ type regionReader struct {
 	log    *Log
 	name   string
 	offset int64
+	slot   int // the region's slot in the log's memory charge (see budget.go)
 
 	dec   io.Reader // decompressed data
 	limit int64     // decompressed bytes allowed, see MaxInflateRatio
@@ -85,11 +86,12 @@ func (rr *regionReader) release() {
 	}
 }
 
-// openRegion prepares to read region reg under name (for error messages).
-// A region that extends past the end of the file is read as far as the file
-// goes; the error comes when the data runs out.
-func (l *Log) openRegion(name string, reg Region) *regionReader {
-	rr := &regionReader{log: l, name: name, offset: int64(reg.Offset)}
+// openRegion prepares to read region reg under name (for error messages),
+// charged to slot (a module id, slotNames or slotJob). A region that
+// extends past the end of the file is read as far as the file goes; the
+// error comes when the data runs out.
+func (l *Log) openRegion(name string, slot int, reg Region) *regionReader {
+	rr := &regionReader{log: l, name: name, offset: int64(reg.Offset), slot: slot}
 	if reg.Length == 0 {
 		rr.err = io.EOF
 		return rr
@@ -103,6 +105,12 @@ func (l *Log) openRegion(name string, reg Region) *regionReader {
 	truncated := end > uint64(l.size)
 	if truncated {
 		end = uint64(l.size)
+	}
+	// The compressed bytes are held while the region is read: charged
+	// before they are.
+	if err := l.mem.chargeRegion(slot, int64(end-reg.Offset)); err != nil {
+		rr.err = err
+		return rr
 	}
 	src, err := l.readInto(getBytes(int(end-reg.Offset)), int64(reg.Offset))
 	if err != nil {
@@ -164,33 +172,61 @@ func (rr *regionReader) next(n int) ([]byte, error) {
 }
 
 // fill reads from the decompressor until the window holds n bytes or the
-// data ends.
+// data ends. The window grows toward n only as data arrives (at most
+// doubling), so that a claim of more data than the region holds costs no
+// memory; every byte inflated is charged to the log's budget.
 func (rr *regionReader) fill(n int) {
 	if rr.r > 0 { // slide unread bytes to the front
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
 		rr.r = 0
 	}
-	if len(rr.buf) < n {
-		size := max(n, 64<<10, 2*len(rr.buf))
-		nb := getBytes(size)
-		copy(nb, rr.buf[:rr.w])
-		if rr.buf != nil {
-			putBytes(rr.buf)
-		}
-		rr.buf = nb
+	if rr.err != nil {
+		return
+	}
+	if len(rr.buf) < n && len(rr.buf) < windowUpfront {
+		rr.grow(min(n, windowUpfront))
 	}
 	for rr.w < n && rr.err == nil {
+		if rr.w == len(rr.buf) {
+			// never past what the budget has left: one name as long as
+			// the budget fails when its bytes are charged, not by a
+			// window twice its size
+			rr.grow(min(n, 2*len(rr.buf), len(rr.buf)+int(min(max(rr.log.mem.remaining(), 0), 1<<40))+64<<10))
+		}
 		k, err := rr.dec.Read(rr.buf[rr.w:])
 		rr.w += k
 		rr.total += int64(k)
 		if rr.total > rr.limit {
 			err = causef(ErrTooLarge, "inflates past %d bytes (%d times its compressed size plus %d)",
 				rr.limit, MaxInflateRatio, MinInflateBound)
+		} else if k > 0 {
+			if cerr := rr.log.mem.chargeRegion(rr.slot, int64(len(rr.src))+rr.total); cerr != nil {
+				err = cerr
+			}
 		}
 		if err != nil {
 			rr.err = err
 		}
 	}
+}
+
+// windowUpfront is the window a request gets before any data arrives:
+// every record's fixed part fits (the largest is a DXT chunk of segments,
+// 160 KiB); only the name table asks for more.
+const windowUpfront = 1 << 20
+
+// grow makes the window at least size bytes (and 64 KiB), keeping its data.
+func (rr *regionReader) grow(size int) {
+	size = max(size, 64<<10, len(rr.buf))
+	if size == len(rr.buf) {
+		return
+	}
+	nb := getBytes(size)
+	copy(nb, rr.buf[:rr.w])
+	if rr.buf != nil {
+		putBytes(rr.buf)
+	}
+	rr.buf = nb
 }
 
 // zlibStreams inflates a region made of one or more concatenated zlib

@@ -44,7 +44,7 @@ func BenchmarkDayuLoadNineStageWorkflow(b *testing.B) {
 	dir := filepath.Join(corpus.Dir(b, "dayu"), "wrf-9stage-1p9f9s")
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, failed, err := LoadDir(dir); err != nil || len(failed) > 0 {
+		if _, failed, err := LoadDir(dir, Limits{KeepRanges: true}); err != nil || len(failed) > 0 {
 			b.Fatal(err, failed)
 		}
 	}

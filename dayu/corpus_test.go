@@ -70,7 +70,7 @@ func TestDayuCorpusWorkflows(t *testing.T) {
 	root, dirs := corpusWorkflows(t)
 	for _, dir := range dirs {
 		t.Run(dir, func(t *testing.T) {
-			w, failed, err := LoadDir(filepath.Join(root, dir))
+			w, failed, err := LoadDir(filepath.Join(root, dir), Limits{KeepRanges: true})
 			if err != nil {
 				t.Fatal(err)
 			}

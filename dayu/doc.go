@@ -19,11 +19,17 @@
 //   - JSON: an array of {"file-N": …, "Task": …}, with the VFD's I/O keyed by
 //     dataset, then memory type.
 //
-// ParseStats and ParseStageMap read one file each into its records as
-// written; unknown keys are kept (Extra) or skipped, never an error. A file
-// that is cut short, has a line that is not "key: value", a known number
-// that is not a number, or no records at all fails with a *ParseError whose
-// Reason is a bounded label value. Assemble merges the records of a
+// ReadStats and ReadStageMap read one file each, as a stream, into its
+// records as written (ParseStats and ParseStageMap from memory); unknown
+// keys are kept (Extra) or skipped, never an error. What a file may cost is
+// bounded before it is read (budget.go, Limits): a file over the size cap
+// is refused by its size, and one under it is parsed within a memory
+// budget proportional to its size. A file that is cut short, has a line
+// that is not "key: value", a known number that is not a number, no
+// records at all, or that is over its cap or budget fails with a
+// *ParseError whose Reason is a bounded label value and whose message
+// names no byte of the file (messages.go): files come from directories
+// anyone writes to, and the errors are logged. Assemble merges the records of a
 // directory into Workflow → Stage → File → Dataset with I/O per MemType;
 // Workflow.Dataflow gives the stage → file (write) and file → stage (read)
 // edges, and WriteGraph draws them as Graphviz DOT or Mermaid.

@@ -1,18 +1,28 @@
 package dayu
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
 
 // The setters below give tracker keys their meaning; both the YAML-ish and
 // the JSON readers call them. A known key with a value of the wrong kind is
-// an error (the file is damaged); an unknown key is kept in Extra.
+// an error (the file is damaged); an unknown key is kept in Extra. What a
+// setter keeps (a string, a list) is charged to the parse's budget first.
+
+// fieldErr names the field in an error, if the reader knows it (messages.go).
+func fieldErr(key string, err error) error {
+	if errors.Is(err, errBudget) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", keyName(key), err)
+}
 
 func intInto(dst *int64, key string, v *node) error {
 	n, err := v.int()
 	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+		return fieldErr(key, err)
 	}
 	*dst = n
 	return nil
@@ -23,31 +33,81 @@ func intInto(dst *int64, key string, v *node) error {
 func countInto(dst *int64, key string, v *node) error {
 	n, err := v.int()
 	if err == nil && n < 0 {
-		err = fmt.Errorf("negative count %d", n)
+		err = errors.New(msgNegative)
 	}
 	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+		return fieldErr(key, err)
 	}
 	*dst = n
 	return nil
 }
 
-func intsInto(dst *[]int64, key string, v *node) error {
+func (p *parse) intsInto(dst *[]int64, key string, v *node) error {
+	if v.kind == listNode {
+		if err := p.keep(int64(len(v.items))*8 + 24); err != nil {
+			return err
+		}
+	}
 	n, err := v.ints()
 	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+		return fieldErr(key, err)
 	}
 	*dst = n
 	return nil
 }
 
-// setEntry sets one scalar field of a file record.
-func (e *Entry) set(key string, v *node) error {
+// strInto keeps a string field.
+func (p *parse) strInto(dst *string, v *node) error {
+	if v.kind != scalarNode {
+		if err := p.hold(v.size()); err != nil {
+			return err
+		}
+	}
+	s, err := p.str(v.str())
+	*dst = s
+	return err
+}
+
+// strsInto keeps a list of strings.
+func (p *parse) strsInto(dst *[]string, v *node) error {
+	list := v.strs()
+	if err := p.keep(24 + 16*int64(len(list))); err != nil { // the strings charge themselves
+		return err
+	}
+	for i, s := range list {
+		c, err := p.str(s)
+		if err != nil {
+			return err
+		}
+		list[i] = c
+	}
+	*dst = list
+	return nil
+}
+
+// extra keeps an unknown field as written.
+func (p *parse) extra(extra *map[string]string, key string, v *node) error {
+	cost := int64(len(key)) + v.size() + costMapEntry
+	if *extra == nil {
+		cost += costMap + 8*8 // its slots hold two strings
+	}
+	if err := p.keep(cost); err != nil {
+		return err
+	}
+	if *extra == nil {
+		*extra = map[string]string{}
+	}
+	(*extra)[string([]byte(key))] = string([]byte(v.String()))
+	return nil
+}
+
+// set sets one scalar field of a file record.
+func (e *Entry) set(p *parse, key string, v *node) error {
 	switch key {
 	case "file_name":
-		e.Path = v.str()
+		return p.strInto(&e.Path, v)
 	case "task_name":
-		e.TaskName = v.str()
+		return p.strInto(&e.TaskName, v)
 	case "open_time":
 		return intInto(&e.Open, key, v)
 	case "close_time":
@@ -55,11 +115,11 @@ func (e *Entry) set(key string, v *node) error {
 	case "file_size":
 		return intInto(&e.Size, key, v)
 	case "file_intent":
-		e.Intents = v.strs()
+		return p.strsInto(&e.Intents, v)
 	case "access_type":
-		e.AccessType = v.str()
+		return p.strInto(&e.AccessType, v)
 	case "file_type":
-		e.FileType = v.str()
+		return p.strInto(&e.FileType, v)
 	case "file_read_cnt":
 		return countInto(&e.ReadOps, key, v)
 	case "file_write_cnt":
@@ -82,27 +142,25 @@ func (e *Entry) set(key string, v *node) error {
 		return intInto(&e.Objects.TypesCreated, key, v)
 	case "dtypes_accessed":
 		return intInto(&e.Objects.TypesAccessed, key, v)
-	default:
-		keep(&e.Extra, key, v)
 	}
-	return nil
+	return p.extra(&e.Extra, key, v)
 }
 
 // set sets one field of a dataset record (the VOL fields of the seed).
-func (d *Dataset) set(key string, v *node) error {
+func (d *Dataset) set(p *parse, key string, v *node) error {
 	switch key {
 	case "dset_name":
-		d.Name = v.str()
+		return p.strInto(&d.Name, v)
 	case "start_time":
 		return intInto(&d.Start, key, v)
 	case "end_time":
 		return intInto(&d.End, key, v)
 	case "dt_class":
-		d.DTClass = v.str()
+		return p.strInto(&d.DTClass, v)
 	case "ds_class":
-		d.DSClass = v.str()
+		return p.strInto(&d.DSClass, v)
 	case "layout":
-		d.Layout = v.str()
+		return p.strInto(&d.Layout, v)
 	case "storage_size":
 		return intInto(&d.StorageSize, key, v)
 	case "dset_n_elements":
@@ -113,9 +171,9 @@ func (d *Dataset) set(key string, v *node) error {
 		if err := intInto(&n, key, v); err != nil {
 			return err
 		}
-		keep(&d.Extra, key, v)
+		return p.extra(&d.Extra, key, v)
 	case "dimensions":
-		return intsInto(&d.Dimensions, key, v)
+		return p.intsInto(&d.Dimensions, key, v)
 	case "dset_type_size":
 		return intInto(&d.TypeSize, key, v)
 	case "dataset_read_cnt":
@@ -127,36 +185,35 @@ func (d *Dataset) set(key string, v *node) error {
 	case "total_bytes_written":
 		return intInto(&d.BytesWritten, key, v)
 	case "access_type":
-		d.AccessType = v.str()
+		return p.strInto(&d.AccessType, v)
 	case "dset_offset":
 		return intInto(&d.Offset, key, v)
 	case "dset_select_type":
-		d.SelectType = v.str()
+		return p.strInto(&d.SelectType, v)
 	case "dset_select_npoints":
 		return intInto(&d.SelectPoints, key, v)
 	case "data_file_pages":
-		return intsInto(&d.DataPages, key, v)
+		return p.intsInto(&d.DataPages, key, v)
 	case "metadata_file_pages":
-		return intsInto(&d.MetadataPages, key, v)
+		return p.intsInto(&d.MetadataPages, key, v)
 	case "access_orders":
-		return intsInto(&d.AccessOrders, key, v)
-	default:
-		keep(&d.Extra, key, v)
+		return p.intsInto(&d.AccessOrders, key, v)
 	}
-	return nil
+	return p.extra(&d.Extra, key, v)
 }
 
 // memCounters are the fields every VFD block has; a block missing one at the
 // end of a file means the file was cut.
 var memCounters = []string{"read_bytes", "read_cnt", "write_bytes", "write_cnt"}
 
+// memSeen are the bits of memBlock.seen, one per field.
+var memSeen = map[string]uint8{"read_bytes": 1, "read_cnt": 2, "write_bytes": 4, "write_cnt": 8, "read_ranges": 16, "write_ranges": 32}
+
 // set sets one field of a VFD block; unknown fields are skipped.
-func (b *memBlock) set(key string, v *node) error {
-	if b.seen == nil {
-		b.seen = map[string]bool{}
-	}
-	b.seen[key] = true
+func (b *memBlock) set(p *parse, key string, v *node) error {
+	b.seen |= memSeen[key]
 	var err error
+	var rs []PageRange
 	switch key {
 	case "read_bytes":
 		return countInto(&b.io.ReadBytes, key, v)
@@ -166,23 +223,26 @@ func (b *memBlock) set(key string, v *node) error {
 		return countInto(&b.io.WriteBytes, key, v)
 	case "write_cnt":
 		return countInto(&b.io.WriteOps, key, v)
-	case "read_ranges":
-		b.io.ReadRanges, err = v.ranges()
-	case "write_ranges":
-		b.io.WriteRanges, err = v.ranges()
-	}
-	if err != nil {
-		return fmt.Errorf("%s: %w", key, err)
+	case "read_ranges", "write_ranges":
+		rs, err = v.ranges()
+		if err != nil {
+			return fieldErr(key, err)
+		}
+		if !p.keepRanges {
+			rs = nil
+		} else if v.kind != rangesNode { // the JSON reader charged its own
+			if err := p.keep(int64(len(rs)) * costRange); err != nil {
+				return err
+			}
+		}
+		b.setRanges(key, rs)
 	}
 	return nil
 }
 
 // setRanges sets ranges read by scanRanges.
 func (b *memBlock) setRanges(key string, rs []PageRange) {
-	if b.seen == nil {
-		b.seen = map[string]bool{}
-	}
-	b.seen[key] = true
+	b.seen |= memSeen[key]
 	if key == "read_ranges" {
 		b.io.ReadRanges = rs
 	} else {
@@ -193,7 +253,7 @@ func (b *memBlock) setRanges(key string, rs []PageRange) {
 func (b *memBlock) missing() []string {
 	var out []string
 	for _, k := range memCounters {
-		if !b.seen[k] {
+		if b.seen&memSeen[k] == 0 {
 			out = append(out, k)
 		}
 	}
@@ -202,23 +262,31 @@ func (b *memBlock) missing() []string {
 
 // set sets one field of a task block. fileLayer names the layer of a bare
 // "Total-Overhead(ms)", which the earliest files write without VOL-/VFD-.
-func (t *Task) set(key string, v *node, fileLayer Layer) error {
+func (t *Task) set(p *parse, key string, v *node, fileLayer Layer) error {
 	switch key {
 	case "task_id":
 		return intInto(&t.PID, key, v)
 	case "task_name":
-		t.Name = v.str()
-		return nil
+		return p.strInto(&t.Name, v)
 	case "tracker_vfd_page_size", "hermes_page_size":
 		return intInto(&t.PageSize, key, v)
 	}
 	if strings.HasSuffix(key, "(ms)") {
 		ms, err := v.float()
 		if err != nil {
-			return fmt.Errorf("%s: %w", key, err)
+			return fieldErr(key, err)
 		}
 		if t.TimersMS == nil {
+			if err := p.keep(2 * costMap); err != nil { // and OverheadMS
+				return err
+			}
 			t.TimersMS = map[string]float64{}
+		}
+		if _, ok := t.TimersMS[key]; !ok {
+			if err := p.keep(int64(len(key)) + costMapEntry); err != nil {
+				return err
+			}
+			key = string([]byte(key))
 		}
 		t.TimersMS[key] = ms
 		if strings.Contains(key, "Overhead") {
@@ -236,6 +304,5 @@ func (t *Task) set(key string, v *node, fileLayer Layer) error {
 		}
 		return nil
 	}
-	keep(&t.Extra, key, v)
-	return nil
+	return p.extra(&t.Extra, key, v)
 }

@@ -14,7 +14,7 @@ import (
 
 func loadFixture(t *testing.T, name string) (*Workflow, []error) {
 	t.Helper()
-	w, failed, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), name))
+	w, failed, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), name), Limits{KeepRanges: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestDayuFixtureBroken(t *testing.T) {
 func TestDayuFixturesGolden(t *testing.T) {
 	root := corpus.Fixtures(t, "dayu")
 	for _, dir := range []string{"yaml2023", "yaml2023-early", "yaml2024", "json"} {
-		w, failed, err := LoadDir(filepath.Join(root, dir))
+		w, failed, err := LoadDir(filepath.Join(root, dir), Limits{KeepRanges: true})
 		if err != nil || len(failed) > 0 {
 			t.Fatalf("%s: %v %v", dir, err, failed)
 		}

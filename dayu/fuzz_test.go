@@ -58,6 +58,8 @@ func checkParseError(t *testing.T, err error) {
 	}
 	for _, r := range Reasons {
 		if pe.Reason == r {
+			// No byte of the file in the message: only the reader's words.
+			checkMessage(t, pe.Msg)
 			return
 		}
 	}
@@ -159,9 +161,13 @@ func FuzzDayuScanRanges(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
-		fast, ok := scanRanges(raw)
-		if !ok {
+		fast, ok, err := scanRanges(newParse(1<<20, true), raw, true)
+		if err != nil || !ok {
 			return
+		}
+		// Checked and not kept: the same verdict, nothing kept.
+		if none, ok2, _ := scanRanges(newParse(1<<20, false), raw, false); !ok2 || none != nil {
+			t.Fatalf("%q: kept %v, %v without keeping", raw, none, ok2)
 		}
 		n, err := parseValue(raw)
 		if err != nil {

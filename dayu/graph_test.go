@@ -21,7 +21,7 @@ func renderGraphs(t *testing.T, w *Workflow, golden string) {
 }
 
 func TestDayuGraphWRFTwoStage(t *testing.T) {
-	w, _, err := LoadDir(corpus.Dir(t, "dayu", "wrf-2stage-210263"))
+	w, _, err := LoadDir(corpus.Dir(t, "dayu", "wrf-2stage-210263"), Limits{KeepRanges: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestDayuGraphWRFTwoStage(t *testing.T) {
 
 func TestDayuGraphFixtures(t *testing.T) {
 	for _, dir := range []string{"yaml2023", "yaml2024", "json"} {
-		w, _, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), dir))
+		w, _, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), dir), Limits{KeepRanges: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestDayuGraphFixtures(t *testing.T) {
 // fixture: reads point from file to stage, writes from stage to file, and
 // the heaviest edge is drawn widest.
 func TestDayuGraphEdgesAndWeights(t *testing.T) {
-	w, _, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), "yaml2023"))
+	w, _, err := LoadDir(filepath.Join(corpus.Fixtures(t, "dayu"), "yaml2023"), Limits{KeepRanges: true})
 	if err != nil {
 		t.Fatal(err)
 	}

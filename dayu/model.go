@@ -200,6 +200,12 @@ func memTypeOf(key string) (MemType, bool) {
 	if !ok || rest == "" {
 		return "", false
 	}
+	// The known ones as constants: a block's type then costs no string.
+	for t := range knownMemOrder {
+		if string(t) == rest {
+			return t, true
+		}
+	}
 	return MemType(rest), true
 }
 

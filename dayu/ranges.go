@@ -2,47 +2,71 @@ package dayu
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 )
 
-// ranges reads {index:(first,last), …} or {"index":[first,last], …}.
+// ranges reads {index:(first,last), …} or {"index":[first,last], …}, or
+// returns what the JSON reader read straight into ranges.
 func (n *node) ranges() ([]PageRange, error) {
+	if n.kind == rangesNode {
+		return n.pageRanges, nil
+	}
 	if n.kind == scalarNode && n.text == "" {
 		return nil, nil
 	}
 	if n.kind != mapNode {
-		return nil, errors.New("expected a map of page ranges")
+		return nil, errors.New(msgNotRanges)
 	}
 	out := make([]PageRange, 0, len(n.items))
 	for i, it := range n.items {
 		idx, err := strconv.ParseInt(strings.TrimSpace(n.keys[i]), 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("page range index %q is not a number", clip(n.keys[i]))
+			return nil, errors.New(msgRangeIndex)
 		}
 		pages, err := it.ints()
 		if err != nil || len(pages) != 2 {
-			return nil, fmt.Errorf("page range %d is not a (first,last) pair", idx)
+			return nil, errors.New(msgRangePair)
 		}
 		out = append(out, PageRange{Index: idx, First: pages[0], Last: pages[1]})
 	}
-	// JSON maps come back sorted as strings; I/O order is numeric.
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
+	sortRanges(out)
 	return out, nil
+}
+
+// sortRanges puts ranges in I/O order: JSON maps may come in any order.
+func sortRanges(rs []PageRange) {
+	if !sort.SliceIsSorted(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index }) {
+		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Index < rs[j].Index })
+	}
 }
 
 // scanRanges reads a page range map straight from YAML-ish text, without
 // building nodes: the VFD files are mostly these maps, and the generic path
 // allocates for every number. ok is false for anything but the plain
-// {i:(a,b),…} or {i:[a,b],…} shapes; the caller then takes the generic path.
-func scanRanges(raw string) (out []PageRange, ok bool) {
+// {i:(a,b),…} or {i:[a,b],…} shapes; the caller then takes the generic
+// path. With keep false the ranges are checked and not kept (out is nil);
+// kept ones are charged to p before they are made.
+func scanRanges(p *parse, raw string, keep bool) (out []PageRange, ok bool, err error) {
 	if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
-		return nil, false
+		return nil, false, nil
 	}
 	s := raw[1 : len(raw)-1]
-	out = make([]PageRange, 0, strings.Count(s, ":"))
+	var charged int64
+	if keep {
+		n := strings.Count(s, ":")
+		charged = int64(n) * costRange
+		if err := p.keep(charged); err != nil {
+			return nil, false, err
+		}
+		out = make([]PageRange, 0, n)
+	}
+	// Not this shape: the generic path reads it, and charges its own.
+	other := func() ([]PageRange, bool, error) {
+		p.kept -= charged
+		return nil, false, nil
+	}
 	i := 0
 	num := func() (int64, bool) {
 		start := i
@@ -69,7 +93,7 @@ func scanRanges(raw string) (out []PageRange, ok bool) {
 	for i < len(s) {
 		idx, ok1 := num()
 		if !ok1 || !expect(':') || i >= len(s) {
-			return nil, false
+			return other()
 		}
 		closer := byte(')')
 		switch s[i] {
@@ -77,22 +101,24 @@ func scanRanges(raw string) (out []PageRange, ok bool) {
 		case '[':
 			closer = ']'
 		default:
-			return nil, false
+			return other()
 		}
 		i++
 		first, ok2 := num()
 		if !ok2 || !expect(',') {
-			return nil, false
+			return other()
 		}
 		last, ok3 := num()
 		if !ok3 || !expect(closer) {
-			return nil, false
+			return other()
 		}
-		out = append(out, PageRange{Index: idx, First: first, Last: last})
+		if keep {
+			out = append(out, PageRange{Index: idx, First: first, Last: last})
+		}
 		if i < len(s) && !expect(',') {
-			return nil, false
+			return other()
 		}
 	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Index < out[j].Index })
-	return out, true
+	sortRanges(out)
+	return out, true, nil
 }

@@ -1,12 +1,15 @@
 package dayu
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"path"
+	"io"
+	"math"
 	"strconv"
 	"strings"
+	"unsafe"
 )
 
 // StageMap is a task_to_file or task_order_list file: the workflow's stages
@@ -42,53 +45,66 @@ func IsStageMapName(base string) bool {
 	return strings.Contains(b, "task_to_file") || strings.Contains(b, "task_order_list")
 }
 
-// ParseStageMap reads a stage map in YAML-ish or JSON form.
+// ParseStageMap reads a stage map in YAML-ish or JSON form from memory.
 func ParseStageMap(name string, data []byte) (*StageMap, error) {
-	base := path.Base(strings.ReplaceAll(name, `\`, "/"))
-	m := &StageMap{Name: base}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, &ParseError{File: base, Reason: ReasonEmpty, Msg: "no content"}
+	return ReadStageMap(name, bytes.NewReader(data), int64(len(data)), Limits{MaxFileBytes: math.MaxInt64})
+}
+
+// ReadStageMap reads a stage map from r, which holds size bytes (the fstat
+// of the open file), as ReadStats reads a stats file: refused by its size
+// over lim.MaxFileBytes before it is read, read within its budget.
+func ReadStageMap(name string, r io.Reader, size int64, lim Limits) (*StageMap, error) {
+	base := baseOf(name)
+	if err := lim.CheckSize(base, size); err != nil {
+		return nil, err
 	}
-	var err error
-	if trimmed[0] == '{' || trimmed[0] == '[' {
-		err = parseStageMapJSON(m, data)
-	} else {
-		err = parseStageMapYAML(m, data)
+	m := &StageMap{Name: base}
+	p := newParse(size, false)
+	br := bufio.NewReaderSize(&countingReader{r: r, p: p, max: lim.maxBytes()}, readBufferSize)
+	first, newlines, ok, err := skipSpace(br)
+	switch {
+	case err != nil:
+	case !ok:
+		return nil, &ParseError{File: base, Reason: ReasonEmpty, Msg: msgNoContent}
+	case first == '{' || first == '[':
+		err = parseStageMapJSON(p, m, br, newlines+1)
+	default:
+		err = parseStageMapYAML(p, m, br, newlines+1)
 	}
 	if err != nil {
-		var pe *ParseError
-		if !errors.As(err, &pe) {
-			pe = &ParseError{Reason: ReasonSyntax, Msg: err.Error()}
-		}
-		pe.File = base
-		return nil, pe
+		return nil, asParseError(base, err)
 	}
 	if len(m.Stages) == 0 {
-		return nil, &ParseError{File: base, Reason: ReasonNotStats, Msg: "no stages"}
+		return nil, &ParseError{File: base, Reason: ReasonNotStats, Msg: msgNoStages}
 	}
 	return m, nil
 }
 
+var costSpec = int64(unsafe.Sizeof(StageSpec{})) + 16
+
 // newSpec makes a stage from a map key: "openmm-138070" names stage openmm of
 // pid 138070.
-func newSpec(key string) *StageSpec {
+func newSpec(p *parse, key string) (*StageSpec, error) {
+	if err := p.keep(costSpec + 2*int64(len(key))); err != nil {
+		return nil, err
+	}
+	key = string([]byte(key))
 	s := &StageSpec{Name: key, Key: key, Order: -1}
 	if name, pid, ok := splitTaskName(key); ok {
 		s.Name, s.PID = name, pid
 	}
-	return s
+	return s, nil
 }
 
-func (s *StageSpec) set(key string, v *node) error {
+func (s *StageSpec) set(p *parse, key string, v *node) error {
 	switch key {
 	case "order":
 		n, err := v.int()
 		if err != nil {
-			return fmt.Errorf("order: %w", err)
+			return fieldErr(key, err)
 		}
 		if n < 0 || n > 1<<30 {
-			return fmt.Errorf("order %d out of range", n)
+			return errors.New(msgOrderRange)
 		}
 		s.Order = int(n)
 	case "task_pid":
@@ -103,13 +119,23 @@ func (s *StageSpec) set(key string, v *node) error {
 	case "io_cnt":
 		return intInto(&s.IOCount, key, v)
 	case "op_count_range":
-		return intsInto(&s.OpCountRange, key, v)
-	case "input":
-		s.Inputs = s.addListed(s.Inputs, "in:", v.strs())
-	case "output":
-		s.Outputs = s.addListed(s.Outputs, "out:", v.strs())
+		return p.intsInto(&s.OpCountRange, key, v)
+	case "input", "output":
+		var names []string
+		if err := p.strsInto(&names, v); err != nil {
+			return err
+		}
+		// Listed once for the duplicate check and once in the list.
+		if err := p.keep(int64(len(names)) * costMapEntry); err != nil {
+			return err
+		}
+		if key == "input" {
+			s.Inputs = s.addListed(s.Inputs, "in:", names)
+		} else {
+			s.Outputs = s.addListed(s.Outputs, "out:", names)
+		}
 	default:
-		keep(&s.Extra, key, v)
+		return p.extra(&s.Extra, key, v)
 	}
 	return nil
 }
@@ -155,25 +181,23 @@ func appendUnique(list []string, add ...string) []string {
 // A top-level key with a value is an order list entry; one without opens a
 // stage. File lists are "- item" lines under input: or output:, at the key's
 // indentation or deeper.
-func parseStageMapYAML(m *StageMap, data []byte) error {
+func parseStageMapYAML(p *parse, m *StageMap, br *bufio.Reader, firstLine int) error {
 	var cur *StageSpec
 	var list string // the key whose "- item" lines are being read
 	listIndent := 0
-	return splitLines(data, func(l line) error {
-		fail := func(msg string) error {
-			reason := ReasonSyntax
-			if l.last {
-				reason = ReasonTruncated
-			}
-			return &ParseError{Line: l.num, Reason: reason, Msg: msg}
-		}
+	return splitLines(br, p, firstLine, func(l line) error {
+		fail := func(err error) error { return lineError(l, err) }
 		if l.indent == 0 && !l.dash {
 			list, cur = "", nil
 			if !l.hasKey {
-				return fail(fmt.Sprintf("line is not key: value: %q", clip(l.value)))
+				return fail(errors.New(msgNotKeyValue))
 			}
 			if l.value == "" {
-				cur = newSpec(l.key)
+				spec, err := newSpec(p, l.key)
+				if err != nil {
+					return fail(err)
+				}
+				cur = spec
 				m.Stages = append(m.Stages, cur)
 				return nil
 			}
@@ -181,11 +205,14 @@ func parseStageMapYAML(m *StageMap, data []byte) error {
 			if err != nil || order < 0 {
 				return nil // an unknown top-level field
 			}
-			v, err := parseValue(l.value)
+			v, err := parseValueIn(p, l.value)
 			if err != nil {
-				return fail(err.Error())
+				return fail(err)
 			}
-			spec := newSpec(v.str())
+			spec, err := newSpec(p, v.str())
+			if err != nil {
+				return fail(err)
+			}
 			spec.Order = order
 			m.Stages = append(m.Stages, spec)
 			return nil
@@ -195,41 +222,41 @@ func parseStageMapYAML(m *StageMap, data []byte) error {
 		}
 		if !l.hasKey {
 			if list == "" || l.indent < listIndent {
-				return fail(fmt.Sprintf("list item outside a list: %q", clip(l.value)))
+				return fail(errors.New(msgListItem))
 			}
-			v, err := parseValue(l.value)
+			v, err := parseValueIn(p, l.value)
 			if err != nil {
-				return fail(err.Error())
+				return fail(err)
 			}
-			if err := cur.set(list, v); err != nil {
-				return fail(err.Error())
+			if err := cur.set(p, list, v); err != nil {
+				return fail(err)
 			}
 			return nil
 		}
 		list = ""
-		v, err := parseValue(l.value)
+		v, err := parseValueIn(p, l.value)
 		if err != nil {
-			return fail(fmt.Sprintf("%s: %v", l.key, err))
+			return fail(fieldErr(l.key, err))
 		}
 		if l.value == "" {
-			list, listIndent = l.key, l.indent
+			list, listIndent = string([]byte(l.key)), l.indent
 			return nil
 		}
-		if err := cur.set(l.key, v); err != nil {
-			return fail(err.Error())
+		if err := cur.set(p, l.key, v); err != nil {
+			return fail(err)
 		}
 		return nil
-	})
+	}, nil)
 }
 
 // parseStageMapJSON reads {"0": "name", …} or {"name-pid": {"order": …}, …}.
-func parseStageMapJSON(m *StageMap, data []byte) error {
-	v, err := decodeJSON(data)
+func parseStageMapJSON(p *parse, m *StageMap, br *bufio.Reader, firstLine int) error {
+	j := &jsonReader{br: br, p: p, line: firstLine}
+	root, err := j.value(0, "")
 	if err != nil {
 		return err
 	}
-	root, err := fromJSON(v, 0)
-	if err != nil {
+	if err := j.end(); err != nil {
 		return err
 	}
 	if root.kind != mapNode {
@@ -243,14 +270,23 @@ func parseStageMapJSON(m *StageMap, data []byte) error {
 			if err != nil || order < 0 {
 				continue
 			}
-			spec := newSpec(val.text)
+			spec, err := newSpec(p, val.text)
+			if err != nil {
+				return err
+			}
 			spec.Order = order
 			m.Stages = append(m.Stages, spec)
 		case mapNode:
-			s := newSpec(key)
+			s, err := newSpec(p, key)
+			if err != nil {
+				return err
+			}
 			for j, k := range val.keys {
-				if err := s.set(k, val.items[j]); err != nil {
-					return fmt.Errorf("%s: %w", key, err)
+				if err := s.set(p, k, val.items[j]); err != nil {
+					if errors.Is(err, errBudget) {
+						return err
+					}
+					return fmt.Errorf("stage %d: %w", len(m.Stages)+1, err)
 				}
 			}
 			m.Stages = append(m.Stages, s)

@@ -1,10 +1,12 @@
 package dayu
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
-	"path"
+	"io"
+	"math"
 	"regexp"
 	"strconv"
 	"strings"
@@ -76,7 +78,7 @@ type memBlock struct {
 	typ     MemType
 	dataset string // JSON: the dataset the block belongs to, "" for the file
 	io      MemIO
-	seen    map[string]bool
+	seen    uint8 // the fields set (memSeen)
 	line    int
 }
 
@@ -106,10 +108,19 @@ const (
 	ReasonSyntax    Reason = "syntax"
 	ReasonTruncated Reason = "truncated"
 	ReasonNotStats  Reason = "not_stats"
+	// Reasons of the drop directory, not of the text: a link whose owner
+	// is neither root nor its target's (the owner rule of package
+	// dropdir); a file kept would pass the total of the files kept
+	// (--dayu.max-total-size); a file that was being read when the
+	// process died, not read again.
+	ReasonSymlinkOwner Reason = "symlink_owner"
+	ReasonTotalSize    Reason = "total_size"
+	ReasonCrashed      Reason = "crashed"
 )
 
 // Reasons lists every Reason, for exporting zero counts.
-var Reasons = []Reason{ReasonRead, ReasonTooLarge, ReasonEmpty, ReasonSyntax, ReasonTruncated, ReasonNotStats}
+var Reasons = []Reason{ReasonRead, ReasonTooLarge, ReasonEmpty, ReasonSyntax, ReasonTruncated, ReasonNotStats,
+	ReasonSymlinkOwner, ReasonTotalSize, ReasonCrashed}
 
 // ParseError tells which file failed, where and why.
 type ParseError struct {
@@ -117,6 +128,8 @@ type ParseError struct {
 	Line   int // 0 when not known
 	Reason Reason
 	Msg    string
+
+	overCap bool // refused by its size (OverSizeCap)
 }
 
 func (e *ParseError) Error() string {
@@ -137,41 +150,98 @@ func ReasonOf(err error) Reason {
 
 var filePIDPattern = regexp.MustCompile(`^(\d+)[-_]`)
 
-// ParseStats reads one VOL or VFD stats file in any of the tracker's formats.
-// name is the file's name; its base name tells the layer ("vfd" in it means
-// VFD) and the pid (a leading number). A file that is cut short, has lines
-// that are not key: value, or holds no tracker records is an error; unknown
-// keys are kept, never an error.
+// ParseStats reads one VOL or VFD stats file in any of the tracker's formats
+// from memory, keeping page ranges. name is the file's name; its base name
+// tells the layer ("vfd" in it means VFD) and the pid (a leading number). A
+// file that is cut short, has lines that are not key: value, or holds no
+// tracker records is an error; unknown keys are kept, never an error.
 func ParseStats(name string, data []byte) (*StatsFile, error) {
-	base := path.Base(strings.ReplaceAll(name, `\`, "/"))
+	return ReadStats(name, bytes.NewReader(data), int64(len(data)), Limits{MaxFileBytes: math.MaxInt64, KeepRanges: true})
+}
+
+// ReadStats reads a stats file as ParseStats does, from r, which holds size
+// bytes (the fstat of the open file): refused by that size when it is over
+// lim.MaxFileBytes, before a byte is read, and read as a stream within the
+// file's memory budget (budget.go) otherwise.
+func ReadStats(name string, r io.Reader, size int64, lim Limits) (*StatsFile, error) {
+	base := baseOf(name)
+	if err := lim.CheckSize(base, size); err != nil {
+		return nil, err
+	}
 	sf := &StatsFile{Name: base, Layer: layerFromName(base)}
 	if m := filePIDPattern.FindStringSubmatch(base); m != nil {
 		sf.PID, _ = strconv.ParseInt(m[1], 10, 64)
 	}
-	trimmed := bytes.TrimSpace(data)
-	if len(trimmed) == 0 {
-		return nil, &ParseError{File: base, Reason: ReasonEmpty, Msg: "no content"}
-	}
-	var err error
-	if trimmed[0] == '[' || trimmed[0] == '{' {
+	p := newParse(size, lim.KeepRanges)
+	br := bufio.NewReaderSize(&countingReader{r: r, p: p, max: lim.maxBytes()}, readBufferSize)
+	first, newlines, ok, err := skipSpace(br)
+	switch {
+	case err != nil:
+	case !ok:
+		return nil, &ParseError{File: base, Reason: ReasonEmpty, Msg: msgNoContent}
+	case first == '[' || first == '{':
 		sf.Format = FormatJSON
-		err = parseStatsJSON(sf, data)
-	} else {
-		err = parseStatsYAML(sf, data)
+		err = parseStatsJSON(p, sf, br, newlines+1)
+	default:
+		err = parseStatsYAML(p, sf, br, newlines+1)
 	}
 	if err != nil {
-		var pe *ParseError
-		if errors.As(err, &pe) {
-			pe.File = base
-			return nil, pe
-		}
-		return nil, &ParseError{File: base, Reason: ReasonSyntax, Msg: err.Error()}
+		return nil, asParseError(base, err)
 	}
 	if len(sf.Entries) == 0 {
-		return nil, &ParseError{File: base, Reason: ReasonNotStats, Msg: "no file records"}
+		return nil, &ParseError{File: base, Reason: ReasonNotStats, Msg: msgNoRecords}
 	}
-	sf.finish()
+	if err := sf.finish(p); err != nil {
+		return nil, asParseError(base, err)
+	}
 	return sf, nil
+}
+
+// readBuffer is the read-ahead of a parse: lines and JSON values are
+// taken from it, so most are never copied. Lines longer than it are put
+// together, or streamed (range maps). Tests make it small.
+const readBuffer = 64 << 10
+
+var readBufferSize = readBuffer
+
+// asParseError gives err the file's name and a Reason: a charge over the
+// budget or a file that grew past the cap is too_large, a failed read
+// read_error, anything else not already a *ParseError syntax.
+func asParseError(base string, err error) *ParseError {
+	var pe *ParseError
+	var re readError
+	switch {
+	case errors.As(err, &pe):
+		pe.File = base
+		return pe
+	case errors.Is(err, errBudget):
+		return &ParseError{File: base, Reason: ReasonTooLarge, Msg: msgOverBudget}
+	case errors.Is(err, errGrew):
+		return &ParseError{File: base, Reason: ReasonTooLarge, Msg: msgGrew}
+	case errors.As(err, &re):
+		return &ParseError{File: base, Reason: ReasonRead, Msg: msgReadFailed}
+	}
+	return &ParseError{File: base, Reason: ReasonSyntax, Msg: err.Error()}
+}
+
+// lineError is the error of a line the reader could not take: cut short
+// when it is the last line and has no newline (the writer was caught
+// mid-line), else damaged.
+func lineError(l line, err error) error {
+	var pe *ParseError
+	switch {
+	case errors.As(err, &pe):
+		return pe
+	case errors.Is(err, errBudget):
+		return &ParseError{Line: l.num, Reason: ReasonTooLarge, Msg: msgOverBudget}
+	case errors.Is(err, errGrew), errors.As(err, new(readError)):
+		return err
+	}
+	reason := ReasonSyntax
+	if l.last {
+		reason = ReasonTruncated
+	}
+	return &ParseError{Line: l.num, Reason: reason, Msg: err.Error()}
 }
 
 // layerFromName: the VOL files are *vol*stat* or, earliest, *_data-stat-dl.yaml.
@@ -182,9 +252,9 @@ func layerFromName(base string) Layer {
 	return LayerVOL
 }
 
-// finish resolves pids, sums VFD blocks into each entry's IO and settles the
-// layer of each entry.
-func (sf *StatsFile) finish() {
+// finish resolves pids, sums the VFD blocks not summed yet into each
+// entry's IO and settles the layer of each entry.
+func (sf *StatsFile) finish(p *parse) error {
 	for _, e := range sf.Entries {
 		if e.PID == 0 {
 			if _, pid, ok := splitTaskName(e.TaskName); ok {
@@ -195,34 +265,73 @@ func (sf *StatsFile) finish() {
 				e.PID = sf.PID
 			}
 		}
-		e.IO = IOSet{}
-		byName := map[string]*Dataset{}
-		for _, d := range e.Datasets {
-			if byName[d.Name] == nil {
-				byName[d.Name] = d
-			}
+		if err := e.sumBlocks(p); err != nil {
+			return err
 		}
-		for _, b := range e.blocks {
-			e.IO.get(b.typ).add(&b.io)
-			if b.dataset != "" && b.dataset != "file" {
-				d := byName[b.dataset]
-				if d == nil {
-					d = &Dataset{Name: b.dataset, Offset: -1}
-					e.Datasets = append(e.Datasets, d)
-					byName[b.dataset] = d
-				}
-				if d.IO == nil {
-					d.IO = IOSet{}
-				}
-				d.IO.get(b.typ).add(&b.io)
-			}
-		}
-		e.blocks = nil
 		e.Layer = sf.Layer
 		if len(e.IO) > 0 {
 			e.Layer = LayerVFD
 		}
 	}
+	return nil
+}
+
+// sumBlocks adds the entry's VFD blocks, in file order, into its IO and
+// (JSON) its datasets' IO, and forgets them: a record's blocks are held only
+// until the record is whole. What the sums keep is charged first.
+func (e *Entry) sumBlocks(p *parse) error {
+	if len(e.blocks) == 0 {
+		return nil
+	}
+	if e.IO == nil {
+		if err := p.keep(costMap); err != nil {
+			return err
+		}
+		e.IO = IOSet{}
+	}
+	var byName map[string]*Dataset
+	for _, b := range e.blocks {
+		if e.IO[b.typ] == nil {
+			if err := p.keep(costMemIO); err != nil {
+				return err
+			}
+		}
+		e.IO.get(b.typ).add(&b.io)
+		if b.dataset == "" || b.dataset == "file" {
+			continue
+		}
+		if byName == nil {
+			byName = make(map[string]*Dataset, len(e.Datasets))
+			for _, d := range e.Datasets {
+				if byName[d.Name] == nil {
+					byName[d.Name] = d
+				}
+			}
+		}
+		d := byName[b.dataset]
+		if d == nil {
+			if err := p.keep(costDataset); err != nil {
+				return err
+			}
+			d = &Dataset{Name: b.dataset, Offset: -1}
+			e.Datasets = append(e.Datasets, d)
+			byName[b.dataset] = d
+		}
+		if d.IO == nil {
+			if err := p.keep(costMap); err != nil {
+				return err
+			}
+			d.IO = IOSet{}
+		}
+		if d.IO[b.typ] == nil {
+			if err := p.keep(costMemIO); err != nil {
+				return err
+			}
+		}
+		d.IO.get(b.typ).add(&b.io)
+	}
+	e.blocks = nil
+	return nil
 }
 
 // DropPageRanges forgets every page range, to keep a cached file small.
@@ -267,11 +376,4 @@ func taskKey(k string) (pid int64, ok bool) {
 	}
 	pid, err := strconv.ParseInt(rest, 10, 64)
 	return pid, err == nil
-}
-
-func keep(extra *map[string]string, key string, v *node) {
-	if *extra == nil {
-		*extra = map[string]string{}
-	}
-	(*extra)[key] = v.String()
 }

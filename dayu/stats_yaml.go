@@ -1,6 +1,13 @@
 package dayu
 
-import "fmt"
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+)
 
 // The YAML-ish reader keeps a stack of open blocks, each remembering the
 // indentation of the line that opened it. A line closes every block it is not
@@ -36,6 +43,7 @@ func (b block) contains(l line) bool {
 }
 
 type yamlReader struct {
+	p       *parse
 	sf      *StatsFile
 	stack   []block
 	entry   *Entry
@@ -47,19 +55,14 @@ type yamlReader struct {
 	sawTop  bool // a top-level field such as the 2p2f "Total-Overhead(ms)"
 }
 
-func parseStatsYAML(sf *StatsFile, data []byte) error {
-	r := &yamlReader{sf: sf}
-	err := splitLines(data, func(l line) error {
+func parseStatsYAML(p *parse, sf *StatsFile, br *bufio.Reader, firstLine int) error {
+	r := &yamlReader{p: p, sf: sf}
+	err := splitLines(br, p, firstLine, func(l line) error {
 		if err := r.line(l); err != nil {
-			// A bad last line without its newline is a line cut short.
-			reason := ReasonSyntax
-			if l.last {
-				reason = ReasonTruncated
-			}
-			return &ParseError{Line: l.num, Reason: reason, Msg: err.Error()}
+			return lineError(l, err)
 		}
 		return nil
-	})
+	}, r.longLine)
 	if err != nil {
 		return err
 	}
@@ -80,12 +83,10 @@ func (r *yamlReader) push(kind blockKind, l line) {
 func (r *yamlReader) line(l line) error {
 	if l.hasKey && l.value == "" {
 		if isEntryKey(l.key) {
-			r.startEntry(l)
-			return nil
+			return r.startEntry(l)
 		}
 		if pid, ok := taskKey(l.key); ok {
-			r.startTask(l, pid)
-			return nil
+			return r.startTask(l, pid)
 		}
 	}
 	for len(r.stack) > 0 && !r.top().contains(l) {
@@ -99,17 +100,21 @@ func (r *yamlReader) line(l line) error {
 		if l.value == "" { // a lone dash
 			return nil
 		}
-		return fmt.Errorf("line is not key: value: %q", clip(l.value))
+		return errors.New(msgNotKeyValue)
 	}
 	if b != nil && b.kind == blockMem && (l.key == "read_ranges" || l.key == "write_ranges") {
-		if rs, ok := scanRanges(l.value); ok {
+		rs, ok, err := scanRanges(r.p, l.value, r.p.keepRanges)
+		if err != nil {
+			return err
+		}
+		if ok {
 			r.mem.setRanges(l.key, rs)
 			return nil
 		}
 	}
-	v, err := parseValue(l.value)
+	v, err := parseValueIn(r.p, l.value)
 	if err != nil {
-		return fmt.Errorf("%s: %w", l.key, err)
+		return fieldErr(l.key, err)
 	}
 	if b == nil {
 		return r.topLevel(l, v)
@@ -122,15 +127,16 @@ func (r *yamlReader) line(l line) error {
 			r.push(blockSkip, l)
 			return nil
 		}
-		return r.task.set(l.key, v, r.sf.Layer)
+		return r.task.set(r.p, l.key, v, r.sf.Layer)
 	case blockDatasets:
 		if l.key == "dset" && l.value == "" {
-			r.dataset = r.entry.newDataset()
-			r.push(blockDataset, l)
-			return nil
+			return r.newDataset(l)
 		}
 		// 2024: "datasets:" holds the fields of one dataset directly.
 		if r.dataset == nil || (l.key == "dset_name" && r.dataset.Name != "") {
+			if err := r.p.keep(costDataset); err != nil {
+				return err
+			}
 			r.dataset = r.entry.newDataset()
 		}
 		return r.field(l, v, r.dataset.set)
@@ -138,8 +144,7 @@ func (r *yamlReader) line(l line) error {
 		return r.field(l, v, r.dataset.set)
 	case blockIO:
 		if t, ok := memTypeOf(l.key); ok && l.value == "" {
-			r.startMem(l, t)
-			return nil
+			return r.startMem(l, t)
 		}
 		r.push(blockSkip, l)
 		return nil
@@ -148,18 +153,69 @@ func (r *yamlReader) line(l line) error {
 			r.push(blockSkip, l)
 			return nil
 		}
-		return r.mem.set(l.key, v)
+		return r.mem.set(r.p, l.key, v)
 	}
 	return nil
 }
 
+// newDataset opens a "- dset:" block.
+func (r *yamlReader) newDataset(l line) error {
+	if err := r.p.keep(costDataset); err != nil {
+		return err
+	}
+	r.dataset = r.entry.newDataset()
+	r.push(blockDataset, l)
+	return nil
+}
+
+// streamLongRanges lets longLine stream range maps (tests turn it off to
+// compare with the lines put together).
+var streamLongRanges = true
+
+// longLine takes a long line that is a page range map of an I/O block
+// from the stream (streamranges.go), as line would read it put together.
+func (r *yamlReader) longLine(l line, head []byte, br *bufio.Reader) (took, last bool, err error) {
+	if !streamLongRanges || !l.hasKey || (l.key != "read_ranges" && l.key != "write_ranges") || !strings.HasPrefix(l.value, "{") {
+		return false, false, nil
+	}
+	key := "read_ranges"
+	if l.key == "write_ranges" {
+		key = "write_ranges"
+	}
+	// The value starts at the first "{" after the first ": ", as splitKey
+	// finds them.
+	i := bytes.Index(head, []byte(": "))
+	if i < 0 {
+		return false, false, nil
+	}
+	start := i + 2 + bytes.IndexByte(head[i+2:], '{')
+	for len(r.stack) > 0 && !r.top().contains(l) {
+		r.pop()
+	}
+	if b := r.top(); b == nil || b.kind != blockMem {
+		return false, false, nil
+	}
+	src := &lineSource{head: head[start:], br: br}
+	rs, err := streamRanges(r.p, src, r.p.keepRanges)
+	if err != nil {
+		l.last = src.eof
+		return true, src.eof, lineError(l, err)
+	}
+	r.mem.setRanges(key, rs)
+	streamedLines.Add(1)
+	return true, src.eof, nil
+}
+
+// streamedLines counts the lines longLine streamed, for tests.
+var streamedLines atomic.Int64
+
 // field sets a scalar field, or reads past a nested block of unknown keys.
-func (r *yamlReader) field(l line, v *node, set func(string, *node) error) error {
+func (r *yamlReader) field(l line, v *node, set func(*parse, string, *node) error) error {
 	if l.value == "" {
 		r.push(blockSkip, l)
 		return nil
 	}
-	return set(l.key, v)
+	return set(r.p, l.key, v)
 }
 
 func (r *yamlReader) inEntry(l line, v *node) error {
@@ -170,9 +226,7 @@ func (r *yamlReader) inEntry(l line, v *node) error {
 			r.push(blockDatasets, l)
 			return nil
 		case l.key == "dset": // 2p2f: "- dset:" right under the record
-			r.dataset = r.entry.newDataset()
-			r.push(blockDataset, l)
-			return nil
+			return r.newDataset(l)
 		case l.key == "data" || l.key == "ata" || l.key == "metadata":
 			// "ata:" is a writer typo in the 9-stage samples. Data or
 			// metadata is decided by the memory type, not by the section:
@@ -181,13 +235,12 @@ func (r *yamlReader) inEntry(l line, v *node) error {
 			return nil
 		}
 		if t, ok := memTypeOf(l.key); ok {
-			r.startMem(l, t)
-			return nil
+			return r.startMem(l, t)
 		}
 		r.push(blockSkip, l)
 		return nil
 	}
-	return r.entry.set(l.key, v)
+	return r.entry.set(r.p, l.key, v)
 }
 
 func (r *yamlReader) topLevel(l line, v *node) error {
@@ -197,25 +250,46 @@ func (r *yamlReader) topLevel(l line, v *node) error {
 	}
 	// The earliest VOL files end with a bare "Total-Overhead(ms): N".
 	if r.task == nil || !r.sawTop {
+		if err := r.p.keep(costTask); err != nil {
+			return err
+		}
 		r.task = &Task{}
 		r.sf.Tasks = append(r.sf.Tasks, r.task)
 		r.closePending(r.task)
 		r.sawTop = true
 	}
-	return r.task.set(l.key, v, r.sf.Layer)
+	return r.task.set(r.p, l.key, v, r.sf.Layer)
 }
 
-func (r *yamlReader) startEntry(l line) {
+func (r *yamlReader) startEntry(l line) error {
+	if err := r.p.keep(costEntry + int64(len(l.key))); err != nil {
+		return err
+	}
+	// The record before is complete: its I/O blocks are summed now, not
+	// held to the end.
+	if r.entry != nil {
+		if err := r.entry.sumBlocks(r.p); err != nil {
+			return err
+		}
+	}
+	id, err := r.p.str(l.key)
+	if err != nil {
+		return err
+	}
 	r.stack = r.stack[:0]
-	r.entry = &Entry{ID: l.key}
+	r.entry = &Entry{ID: id}
 	r.dataset, r.mem = nil, nil
 	r.sf.Entries = append(r.sf.Entries, r.entry)
 	r.pending = append(r.pending, r.entry)
 	r.push(blockEntry, l)
 	r.sawTop = false
+	return nil
 }
 
-func (r *yamlReader) startTask(l line, pid int64) {
+func (r *yamlReader) startTask(l line, pid int64) error {
+	if err := r.p.keep(costTask); err != nil {
+		return err
+	}
 	r.stack = r.stack[:0]
 	r.task = &Task{PID: pid}
 	r.sf.Tasks = append(r.sf.Tasks, r.task)
@@ -229,12 +303,24 @@ func (r *yamlReader) startTask(l line, pid int64) {
 		r.sf.Format = FormatYAML2024
 	}
 	r.push(blockTask, l)
+	return nil
 }
 
-func (r *yamlReader) startMem(l line, t MemType) {
+func (r *yamlReader) startMem(l line, t MemType) error {
+	if err := r.p.keep(costBlock + int64(len(t))); err != nil {
+		return err
+	}
+	if _, known := knownMemOrder[t]; !known {
+		s, err := r.p.str(string(t))
+		if err != nil {
+			return err
+		}
+		t = MemType(s)
+	}
 	r.mem = &memBlock{typ: t, line: l.num}
 	r.entry.blocks = append(r.entry.blocks, r.mem)
 	r.push(blockMem, l)
+	return nil
 }
 
 func (r *yamlReader) pop() { r.stack = r.stack[:len(r.stack)-1] }
@@ -272,15 +358,15 @@ func (r *yamlReader) end() error {
 	// have one after every record: records after the last one were being
 	// written when the file was read, or the writer died.
 	if (r.sawTask || sf.Format == FormatYAML2024) && len(r.pending) > 0 && !r.sawTop {
-		return &ParseError{Reason: ReasonTruncated, Msg: fmt.Sprintf("record %s has no task block after it", last.ID)}
+		return &ParseError{Reason: ReasonTruncated, Msg: fmt.Sprintf(msgNoTask, len(sf.Entries))}
 	}
 	if last.Path == "" {
-		return &ParseError{Reason: ReasonTruncated, Msg: fmt.Sprintf("last record %s has no file_name", last.ID)}
+		return &ParseError{Reason: ReasonTruncated, Msg: fmt.Sprintf(msgNoFileName, len(sf.Entries))}
 	}
 	if n := len(last.blocks); n > 0 {
 		if miss := last.blocks[n-1].missing(); len(miss) > 0 {
 			return &ParseError{Line: last.blocks[n-1].line, Reason: ReasonTruncated,
-				Msg: fmt.Sprintf("last I/O block of %s lacks %v", last.ID, miss)}
+				Msg: fmt.Sprintf(msgBlockLacks, len(sf.Entries), strings.Join(miss, ", "))}
 		}
 	}
 	// Records without a file name carry nothing to attribute; datasets

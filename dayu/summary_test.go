@@ -183,3 +183,12 @@ func sortedOverhead(m map[Layer]float64) string {
 	}
 	return "{" + strings.Join(parts, " ") + "}"
 }
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

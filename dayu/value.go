@@ -1,24 +1,25 @@
 package dayu
 
 import (
-	"encoding/json"
 	"errors"
-	"fmt"
 	"math"
-	"sort"
 	"strconv"
 	"strings"
 )
 
 // node is a value as read from either format: a scalar, a list ([…] or a
 // tuple (…)), or a map ({…}). Field setters take nodes, so YAML-ish and JSON
-// input share one interpretation.
+// input share one interpretation. Nodes live while their line (YAML-ish) or
+// record (JSON) is read, charged to the parse's budget as held.
 type node struct {
 	kind   nodeKind
 	text   string // scalar text, unquoted
 	items  []*node
 	keys   []string // map keys, parallel to items
 	source string   // the raw text, for keeping unknown fields
+	// ranges holds a JSON page range map read straight into ranges
+	// (rangesNode; nil when the parse keeps none).
+	pageRanges []PageRange
 }
 
 type nodeKind int
@@ -27,32 +28,41 @@ const (
 	scalarNode nodeKind = iota
 	listNode
 	mapNode
+	rangesNode
 )
 
 // errUnbalanced marks a flow value cut short; on a file's last line it means
 // the file was cut short.
-var errUnbalanced = errors.New("unbalanced brackets or quotes")
+var errUnbalanced = errors.New(msgUnbalanced)
 
 // maxFlowDepth bounds nesting so that hostile input cannot recurse deeply.
 const maxFlowDepth = 16
 
-// parseValue reads the raw text after "key:" in the YAML-ish format.
+// parseValue reads the raw text after "key:" with no budget (tests).
 func parseValue(raw string) (*node, error) {
+	return parseValueIn(newParse(math.MaxInt32, true), raw)
+}
+
+// parseValueIn reads the raw text after "key:" in the YAML-ish format,
+// charging its nodes to p as held.
+func parseValueIn(p *parse, raw string) (*node, error) {
 	if raw == "" {
-		return &node{kind: scalarNode}, nil
+		return fp0(p).newNode(scalarNode, "")
 	}
-	p := flowParser{s: raw}
-	n, err := p.value(0)
+	fp := flowParser{s: raw, p: p}
+	n, err := fp.value(0)
 	if err != nil {
 		return nil, err
 	}
-	p.space()
-	if p.i < len(p.s) {
+	fp.space()
+	if fp.i < len(fp.s) {
 		if n.kind != scalarNode {
-			return nil, fmt.Errorf("text after closing bracket: %q", clip(raw[p.i:]))
+			return nil, errors.New(msgTrailing)
 		}
 		// A plain scalar ends where the text ends: "a b, c" is one value.
-		n = &node{kind: scalarNode, text: raw}
+		if n, err = fp.newNode(scalarNode, raw); err != nil {
+			return nil, err
+		}
 	}
 	n.source = raw
 	return n, nil
@@ -61,186 +71,173 @@ func parseValue(raw string) (*node, error) {
 type flowParser struct {
 	s string
 	i int
+	p *parse
 }
 
-func (p *flowParser) space() {
-	for p.i < len(p.s) && (p.s[p.i] == ' ' || p.s[p.i] == '\t') {
-		p.i++
+func (fp *flowParser) space() {
+	for fp.i < len(fp.s) && (fp.s[fp.i] == ' ' || fp.s[fp.i] == '\t') {
+		fp.i++
 	}
 }
 
-func (p *flowParser) value(depth int) (*node, error) {
+// newNode charges a node to the budget before it exists.
+func (fp *flowParser) newNode(kind nodeKind, text string) (*node, error) {
+	if err := fp.p.hold(costNode + int64(len(text))); err != nil {
+		return nil, err
+	}
+	n := fp.p.alloc()
+	n.kind, n.text = kind, text
+	return n, nil
+}
+
+func fp0(p *parse) *flowParser { return &flowParser{p: p} }
+
+func (fp *flowParser) value(depth int) (*node, error) {
 	if depth > maxFlowDepth {
-		return nil, errors.New("values nested too deep")
+		return nil, errors.New(msgTooDeep)
 	}
-	p.space()
-	if p.i >= len(p.s) {
-		return &node{kind: scalarNode}, nil
+	fp.space()
+	if fp.i >= len(fp.s) {
+		return fp.newNode(scalarNode, "")
 	}
-	switch c := p.s[p.i]; c {
-	case '[', '(':
-		return p.list(depth, map[byte]byte{'[': ']', '(': ')'}[c])
+	switch c := fp.s[fp.i]; c {
+	case '[':
+		return fp.list(depth, ']')
+	case '(':
+		return fp.list(depth, ')')
 	case '{':
-		return p.mapping(depth)
+		return fp.mapping(depth)
 	case '"', '\'':
-		s, err := p.quoted(c)
-		return &node{kind: scalarNode, text: s}, err
+		s, err := fp.quoted(c)
+		if err != nil {
+			return nil, err
+		}
+		return fp.newNode(scalarNode, s)
 	}
-	return &node{kind: scalarNode, text: p.plain()}, nil
+	return fp.newNode(scalarNode, fp.plain())
 }
 
 // plain reads an unquoted scalar inside or outside a collection.
-func (p *flowParser) plain() string {
-	start := p.i
-	for p.i < len(p.s) && !strings.ContainsRune(",:]})", rune(p.s[p.i])) {
-		p.i++
+func (fp *flowParser) plain() string {
+	start := fp.i
+	for fp.i < len(fp.s) && !strings.ContainsRune(",:]})", rune(fp.s[fp.i])) {
+		fp.i++
 	}
-	return strings.TrimSpace(p.s[start:p.i])
+	return strings.TrimSpace(fp.s[start:fp.i])
 }
 
-func (p *flowParser) quoted(q byte) (string, error) {
-	p.i++ // opening quote
-	var b strings.Builder
-	for p.i < len(p.s) {
-		c := p.s[p.i]
-		p.i++
+func (fp *flowParser) quoted(q byte) (string, error) {
+	fp.i++ // opening quote
+	start := fp.i
+	var b []byte // only when there is an escape
+	for fp.i < len(fp.s) {
+		c := fp.s[fp.i]
+		fp.i++
 		switch {
 		case c == q:
-			return b.String(), nil
-		case c == '\\' && q == '"' && p.i < len(p.s):
-			b.WriteByte(p.s[p.i])
-			p.i++
+			if b == nil {
+				return fp.s[start : fp.i-1], nil
+			}
+			return string(b), nil
+		case c == '\\' && q == '"' && fp.i < len(fp.s):
+			if b == nil {
+				if err := fp.p.hold(int64(len(fp.s) - start)); err != nil {
+					return "", err
+				}
+				b = append(make([]byte, 0, len(fp.s)-start), fp.s[start:fp.i-1]...)
+			}
+			b = append(b, fp.s[fp.i])
+			fp.i++
 		default:
-			b.WriteByte(c)
+			if b != nil {
+				b = append(b, c)
+			}
 		}
 	}
 	return "", errUnbalanced
 }
 
 // list reads [a, b, ] or (a,b); the tracker leaves a comma before the end.
-func (p *flowParser) list(depth int, closer byte) (*node, error) {
-	p.i++
-	n := &node{kind: listNode}
+func (fp *flowParser) list(depth int, closer byte) (*node, error) {
+	fp.i++
+	n, err := fp.newNode(listNode, "")
+	if err != nil {
+		return nil, err
+	}
 	for {
-		p.space()
-		if p.i >= len(p.s) {
+		fp.space()
+		if fp.i >= len(fp.s) {
 			return nil, errUnbalanced
 		}
-		if p.s[p.i] == closer {
-			p.i++
+		if fp.s[fp.i] == closer {
+			fp.i++
 			return n, nil
 		}
-		if p.s[p.i] == ',' {
-			p.i++
+		if fp.s[fp.i] == ',' {
+			fp.i++
 			continue
 		}
-		item, err := p.value(depth + 1)
+		item, err := fp.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		p.space()
-		if p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != closer {
-			return nil, fmt.Errorf("unexpected %q in list", p.s[p.i])
+		fp.space()
+		if fp.i < len(fp.s) && fp.s[fp.i] != ',' && fp.s[fp.i] != closer {
+			return nil, errors.New(msgBadInList)
 		}
 		n.items = append(n.items, item)
 	}
 }
 
 // mapping reads {k:v, …} where v may be a tuple: {83:(0,0),89:(1,1)}.
-func (p *flowParser) mapping(depth int) (*node, error) {
-	p.i++
-	n := &node{kind: mapNode}
+func (fp *flowParser) mapping(depth int) (*node, error) {
+	fp.i++
+	n, err := fp.newNode(mapNode, "")
+	if err != nil {
+		return nil, err
+	}
 	for {
-		p.space()
-		if p.i >= len(p.s) {
+		fp.space()
+		if fp.i >= len(fp.s) {
 			return nil, errUnbalanced
 		}
-		switch p.s[p.i] {
+		switch fp.s[fp.i] {
 		case '}':
-			p.i++
+			fp.i++
 			return n, nil
 		case ',':
-			p.i++
+			fp.i++
 			continue
 		}
 		var key string
-		if c := p.s[p.i]; c == '"' || c == '\'' {
-			k, err := p.quoted(c)
+		if c := fp.s[fp.i]; c == '"' || c == '\'' {
+			k, err := fp.quoted(c)
 			if err != nil {
 				return nil, err
 			}
 			key = k
 		} else {
-			key = p.plain()
+			key = fp.plain()
 		}
-		p.space()
-		if p.i >= len(p.s) {
+		fp.space()
+		if fp.i >= len(fp.s) {
 			return nil, errUnbalanced
 		}
-		if p.s[p.i] != ':' {
-			return nil, fmt.Errorf("map key %q without a value", clip(key))
+		if fp.s[fp.i] != ':' {
+			return nil, errors.New(msgMapNoValue)
 		}
-		p.i++
-		v, err := p.value(depth + 1)
+		fp.i++
+		v, err := fp.value(depth + 1)
 		if err != nil {
 			return nil, err
 		}
-		p.space()
-		if p.i < len(p.s) && p.s[p.i] != ',' && p.s[p.i] != '}' {
-			return nil, fmt.Errorf("unexpected %q in map", p.s[p.i])
+		fp.space()
+		if fp.i < len(fp.s) && fp.s[fp.i] != ',' && fp.s[fp.i] != '}' {
+			return nil, errors.New(msgBadInMap)
 		}
 		n.keys = append(n.keys, key)
 		n.items = append(n.items, v)
 	}
-}
-
-// fromJSON turns a value decoded with UseNumber into a node. Map keys are
-// sorted so that output does not depend on Go's map order.
-func fromJSON(v any, depth int) (*node, error) {
-	if depth > 64 {
-		return nil, errors.New("values nested too deep")
-	}
-	switch v := v.(type) {
-	case nil:
-		return &node{kind: scalarNode}, nil
-	case string:
-		return &node{kind: scalarNode, text: v}, nil
-	case json.Number:
-		return &node{kind: scalarNode, text: v.String()}, nil
-	case bool:
-		return &node{kind: scalarNode, text: strconv.FormatBool(v)}, nil
-	case []any:
-		n := &node{kind: listNode}
-		for _, e := range v {
-			c, err := fromJSON(e, depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.items = append(n.items, c)
-		}
-		return n, nil
-	case map[string]any:
-		n := &node{kind: mapNode}
-		for _, k := range sortedKeys(v) {
-			c, err := fromJSON(v[k], depth+1)
-			if err != nil {
-				return nil, err
-			}
-			n.keys = append(n.keys, k)
-			n.items = append(n.items, c)
-		}
-		return n, nil
-	}
-	return nil, fmt.Errorf("unexpected JSON value %T", v)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 // String renders n compactly; for YAML-ish input it is the text as written.
@@ -261,33 +258,58 @@ func (n *node) String() string {
 			parts[i] = n.keys[i] + ":" + it.String()
 		}
 		return "{" + strings.Join(parts, ",") + "}"
+	case rangesNode:
+		parts := make([]string, len(n.pageRanges))
+		for i, r := range n.pageRanges {
+			parts[i] = strconv.FormatInt(r.Index, 10) + ":[" + strconv.FormatInt(r.First, 10) + "," + strconv.FormatInt(r.Last, 10) + "]"
+		}
+		return "{" + strings.Join(parts, ",") + "}"
 	}
 	return n.text
 }
 
-// int reads an integer. The tracker writes integers; a float is accepted and
-// truncated, since some timers may be fractional.
-func (n *node) int() (int64, error) {
-	if n.kind != scalarNode {
-		return 0, errors.New("expected a number, got a collection")
+// size is what String's result costs, at most: for charging a kept copy.
+func (n *node) size() int64 {
+	if n.source != "" {
+		return int64(len(n.source))
 	}
-	if v, err := strconv.ParseInt(n.text, 10, 64); err == nil {
+	s := int64(len(n.text)) + 2
+	for i, it := range n.items {
+		s += it.size() + 1
+		if i < len(n.keys) {
+			s += int64(len(n.keys[i])) + 1
+		}
+	}
+	return s + int64(len(n.pageRanges))*64
+}
+
+// intOf reads an integer. The tracker writes integers; a float is accepted
+// and truncated, since some timers may be fractional.
+func intOf(text string) (int64, error) {
+	if v, err := strconv.ParseInt(text, 10, 64); err == nil {
 		return v, nil
 	}
-	f, err := strconv.ParseFloat(n.text, 64)
+	f, err := strconv.ParseFloat(text, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || math.Abs(f) >= 1<<63 {
-		return 0, fmt.Errorf("expected a number, got %q", clip(n.text))
+		return 0, errors.New(msgNotNumber)
 	}
 	return int64(f), nil
 }
 
+func (n *node) int() (int64, error) {
+	if n.kind != scalarNode {
+		return 0, errors.New(msgCollection)
+	}
+	return intOf(n.text)
+}
+
 func (n *node) float() (float64, error) {
 	if n.kind != scalarNode {
-		return 0, errors.New("expected a number, got a collection")
+		return 0, errors.New(msgCollection)
 	}
 	f, err := strconv.ParseFloat(n.text, 64)
 	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-		return 0, fmt.Errorf("expected a number, got %q", clip(n.text))
+		return 0, errors.New(msgNotNumber)
 	}
 	return f, nil
 }
@@ -309,7 +331,7 @@ func (n *node) ints() ([]int64, error) {
 		return []int64{v}, err
 	}
 	if n.kind != listNode {
-		return nil, errors.New("expected a list of numbers")
+		return nil, errors.New(msgNotNumbers)
 	}
 	out := make([]int64, 0, len(n.items))
 	for _, it := range n.items {
@@ -347,13 +369,4 @@ func (n *node) strs() []string {
 		}
 	}
 	return out
-}
-
-// clip shortens text quoted in error messages.
-func clip(s string) string {
-	const max = 40
-	if len(s) > max {
-		return s[:max] + "…"
-	}
-	return s
 }

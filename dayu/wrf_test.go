@@ -27,7 +27,7 @@ import (
 // operation count.
 func TestDayuWRFTwoStageDataflow(t *testing.T) {
 	dir := corpus.Dir(t, "dayu", "wrf-2stage-210263")
-	w, failed, err := LoadDir(dir)
+	w, failed, err := LoadDir(dir, Limits{KeepRanges: true})
 	if err != nil {
 		t.Fatal(err)
 	}

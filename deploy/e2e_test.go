@@ -249,8 +249,14 @@ func startSidecar(t *testing.T, run func(*testing.T, string, string, ...string) 
 	writeDarshanLogs(t, logDir, drill)
 	addr = freePort(t)
 	dayuDir, _ := filepath.Abs("../fixtures/dayu")
+	// The unit's StateDirectory=, which systemd would make.
+	state := filepath.Join(dir, "state")
+	if err := os.MkdirAll(state, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	side := run(t, "sidecar", bin, unitArgs(t, "systemd/hpcio-exporter-sidecar.service",
-		map[string]string{"--web.listen-address": addr, "--darshan.dir": logDir, "--dayu.dir": dayuDir}, "--web.config.file")...)
+		map[string]string{"--web.listen-address": addr, "--darshan.dir": logDir, "--dayu.dir": dayuDir,
+			"--darshan.state-dir": state, "--dayu.state-dir": state}, "--web.config.file")...)
 	waitHTTP(t, side, "http://"+addr+"/metrics", 30*time.Second)
 	return addr, waitDarshan(t, addr, drill.JobID)
 }

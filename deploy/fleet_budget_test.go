@@ -11,10 +11,10 @@ import (
 	"time"
 )
 
-// The cardinality budget of a site (README, "Scale-out"): for simulated
+// The cardinality budget of a site (docs/scale-out.md): for simulated
 // sites of increasing size and each recommended profile, what the servers
 // expose, what VictoriaMetrics then holds and ingests, and its memory, and
-// the README's formula checked against it. It takes about a quarter of an
+// the formula of docs/scale-out.md checked against it. It takes about a quarter of an
 // hour and gigabytes of memory at its largest size, so it runs only when
 // asked:
 //
@@ -103,7 +103,7 @@ func TestFleetBudget(t *testing.T) {
 			rows = append(rows, r)
 		}
 	}
-	// The README's formula: per server, per OST, per MDT, per pair.
+	// The formula of docs/scale-out.md: per server, per OST, per MDT, per pair.
 	for _, r := range rows {
 		if !strings.HasPrefix(r.profile, "raw") || r.exposed == 0 {
 			continue
@@ -119,7 +119,7 @@ func TestFleetBudget(t *testing.T) {
 	}
 }
 
-// budgetFormula is the README's estimate of the series a site's exporters
+// budgetFormula is docs/scale-out.md's estimate of the series a site's exporters
 // expose: about 310 per server (LNet, services, memory, the exporter's
 // own), 480 per OST and 660 per MDT (target statistics and the rate
 // density), and 11.4 per identity–target pair (the per-job counters that

@@ -163,12 +163,22 @@ func packagedFiles(t *testing.T) []string {
 			t.Fatal(err)
 		}
 	}
+	// The reference pages the README links, beside it.
+	err := filepath.WalkDir("../docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			files = append(files, "/usr/share/doc/hpcio-exporter/docs/"+filepath.ToSlash(strings.TrimPrefix(path, "../docs/")))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	slices.Sort(files)
 	return files
 }
 
 // packagedDirs lists the directories of the trees under
-// /usr/share/hpcio_exporter.
+// /usr/share/hpcio_exporter, and of docs/ under /usr/share/doc/hpcio-exporter.
 func packagedDirs(t *testing.T) []string {
 	t.Helper()
 	var dirs []string
@@ -182,6 +192,16 @@ func packagedDirs(t *testing.T) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
+	}
+	err := filepath.WalkDir("../docs", func(path string, d fs.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			rel, _ := filepath.Rel("../docs", path)
+			dirs = append(dirs, filepath.ToSlash(filepath.Join("/usr/share/doc/hpcio-exporter/docs", rel)))
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	return dirs
 }

@@ -36,8 +36,10 @@ func newNotifier() (*notifier, error) {
 	return &notifier{f: os.NewFile(uintptr(fd), "inotify"), byWD: map[int32]string{}, byDir: map[string]int32{}}, nil
 }
 
-// add watches dir; failures (the watch limit of
-// fs.inotify.max_user_watches, above all) leave dir to the rescans.
+// add watches dir; failures leave dir to the rescans. The watch limit
+// (ENOSPC: fs.inotify.max_user_watches) is said once, with its hint; a
+// directory that cannot be read (EACCES) or is gone is the listing's to
+// report, and said there.
 func (n *notifier) add(dir string, log *slog.Logger, what string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -46,9 +48,9 @@ func (n *notifier) add(dir string, log *slog.Logger, what string) {
 	}
 	wd, err := syscall.InotifyAddWatch(int(n.f.Fd()), dir, watchMask)
 	if err != nil {
-		if !n.warned {
+		if hint := watchLimitHint(err); hint != "" && !n.warned {
 			n.warned = true
-			log.Warn("inotify cannot watch a "+what+" directory; it is left to the rescans (raise fs.inotify.max_user_watches?)", "dir", dir, "err", err)
+			log.Warn("inotify cannot watch a "+what+" directory; it and those after it are left to the rescans", "dir", dir, "err", err, "hint", hint)
 		}
 		return
 	}
@@ -122,4 +124,16 @@ func (n *notifier) run(ctx context.Context, handle func(notifyEvent)) {
 				removed: mask&(syscall.IN_MOVED_FROM|syscall.IN_DELETE) != 0})
 		})
 	}
+}
+
+// watchLimitHint returns the hint for an inotify_add_watch error that is a
+// limit of the system, "" for the others.
+func watchLimitHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ENOSPC):
+		return "raise fs.inotify.max_user_watches"
+	case errors.Is(err, syscall.EMFILE):
+		return "raise fs.inotify.max_user_instances"
+	}
+	return ""
 }

@@ -6,7 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -80,9 +82,13 @@ func (w *Watcher) scan(ctx context.Context, initial bool) {
 			}
 		}
 	}
+	w.pruneUnlistedLocked(gen)
 	w.mu.Unlock()
 	for _, path := range gone {
 		w.forget(path)
+	}
+	if w.journal != nil {
+		w.noteState(w.journal.prune(func(dir string) bool { return listed[dir] }))
 	}
 	for _, path := range retry {
 		if fi, err := os.Stat(path); err == nil {
@@ -137,17 +143,23 @@ func (w *Watcher) walk(root, dir string, fi os.FileInfo, depth int, now time.Tim
 		w.notifier.add(dir, w.log, w.what())
 	}
 	listedAt := time.Now()
-	entries, err := os.ReadDir(dir)
+	entries, err := readDir(dir, fi)
 	if err != nil {
-		w.log.Warn("cannot list a "+w.what()+" drop directory", "dir", dir, "err", err)
+		if !errors.Is(err, errDirSwapped) {
+			w.noteUnlisted(dir, unlistedReason(err), err, gen)
+		}
 		// Keep what was known of it rather than forgetting its files.
 		w.mu.Lock()
 		if d != nil {
 			d.gen = gen
 		}
+		if u := w.unlisted[dir]; u != nil {
+			u.gen = gen
+		}
 		w.mu.Unlock()
 		return
 	}
+	w.noteListed(dir)
 	leaf := true
 	for _, e := range entries {
 		path := filepath.Join(dir, e.Name())
@@ -156,8 +168,17 @@ func (w *Watcher) walk(root, dir string, fi os.FileInfo, depth int, now time.Tim
 			continue // removed meanwhile
 		}
 		if info.Mode()&os.ModeSymlink != 0 {
+			link := info
 			if info, err = os.Stat(path); err != nil {
 				continue // a dangling link
+			}
+			// A link to a directory follows OpenFile's rule for links to
+			// files (readDir checks that the directory listed is the one
+			// looked at here). Said once, counted at every scan.
+			if info.IsDir() && !linkAllowed(link, info) {
+				leaf = false // listed again at each scan: the link may change
+				w.noteUnlisted(path, UnlistedSymlinkOwner, nil, gen)
+				continue
 			}
 		}
 		if info.IsDir() {
@@ -175,6 +196,36 @@ func (w *Watcher) walk(root, dir string, fi os.FileInfo, depth int, now time.Tim
 	w.dirs[dir] = &dirState{mtime: fi.ModTime(), listedAt: listedAt, depth: depth, leaf: leaf, gen: gen}
 	listed[dir] = true
 	w.mu.Unlock()
+}
+
+// errDirSwapped: the directory opened is not the one looked at.
+var errDirSwapped = errors.New("directory replaced while it was opened")
+
+// readDir lists the directory at path, which fi (by stat) described: the
+// directory opened must be that one (a link to a directory swapped for
+// another after its owner was checked is not listed; the next scan looks
+// again). Entries are sorted by name.
+func readDir(path string, fi os.FileInfo) ([]os.DirEntry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ofi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := idOf(fi); ok {
+		if b, ok := idOf(ofi); !ok || a != b {
+			return nil, errDirSwapped
+		}
+	}
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(entries, func(a, b os.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, nil
 }
 
 // noteMissing logs a drop directory that does not exist (yet), once until

@@ -9,9 +9,16 @@
 //
 // One policy for everything found:
 //
-//   - Symbolic links are followed, to files and to directories: a site
-//     links drop directories into place. A directory met twice in one
-//     scan (a link loop, or two links to one directory) is listed once.
+//   - Symbolic links are followed, to files and to directories (a site
+//     links drop directories into place), when their owner is root or
+//     owns what they point to (see OpenFile); others are refused, counted
+//     and said once. A directory met twice in one scan (a link loop, or
+//     two links to one directory) is listed once.
+//   - A directory that cannot be listed (permission, I/O error) is said
+//     once, and again only when that changes, and counted in
+//     Stats.Unlisted at each scan.
+//   - With Config.StateFile, a file version being read when the process
+//     died is not read again after a restart (see state.go).
 //   - Files named by Config.Partial (a program's temporary name, such as
 //     *.darshan_partial) are counted as waiting and never handed on; the
 //     rename to the final name is a new file.
@@ -30,6 +37,7 @@ package dropdir
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -61,6 +69,22 @@ type Handler interface {
 	Gone(path string)
 }
 
+// OpenReader is a Handler whose files the watcher opens itself, with
+// OpenFile (regular files only, links by their owner), and hands over
+// open: the version written down in Config.StateFile is then the one
+// read, whatever replaces the path meanwhile. The watcher calls ReadOpen
+// instead of Read.
+type OpenReader interface {
+	Handler
+	// ReadOpen reads f, the file found at path, opened by OpenFile; fi is
+	// its state by fstat. The watcher closes f when ReadOpen returns.
+	// When OpenFile failed, f and fi are nil and err says why
+	// (ErrSymlinkOwner, ErrNotRegular, fs.ErrNotExist, fs.ErrPermission,
+	// …). It returns, as Read does, the state it read the file in and
+	// what became of it.
+	ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (os.FileInfo, Status)
+}
+
 // Config configures a Watcher; zero fields take the defaults below.
 type Config struct {
 	Dirs           []string      // drop directories, searched recursively
@@ -89,6 +113,18 @@ type Config struct {
 	OnReport func(w *Watcher, r Report)
 	// What names the files in log messages ("Darshan").
 	What string
+	// StateFile, when set, is the file where the versions being read are
+	// written down, so that one that kills the process is skipped after
+	// the restart (state.go); its directory must exist and be writable.
+	StateFile string
+	// StateMinSize: files smaller than this are not written down in
+	// StateFile (their read cannot cost enough memory to kill the process;
+	// see state.go).
+	StateMinSize int64
+	// OnCrashed is told of each file version skipped because it was being
+	// read when the process died (Config.StateFile), as Read would have
+	// been: once per version found. The version counts as Failed.
+	OnCrashed func(path string, fi os.FileInfo)
 	// NoInotify turns inotify off: rescans only.
 	NoInotify bool
 	Now       func() time.Time
@@ -122,6 +158,10 @@ type Watcher struct {
 	scanning sync.Mutex           // one scan at a time
 	round    map[string]*oldTally // old files since the last report, by drop directory
 	oldFiles uint64               // old files counted since start
+	unlisted map[string]*unlistedDir
+
+	journal  *journal // nil without Config.StateFile
+	stateErr bool     // the last write of the state file failed (said once)
 
 	wake     chan struct{} // a file was queued
 	rescan   chan struct{} // a scan is wanted now
@@ -194,8 +234,19 @@ func Start(cfg Config, h Handler) (*Watcher, error) {
 	w := &Watcher{cfg: cfg, h: h, log: cfg.Logger, now: cfg.Now, roots: cleanAll(cfg.Dirs),
 		files: map[string]*fileState{}, dirs: map[string]*dirState{}, partial: map[string]*partialFile{},
 		queued: map[string]bool{}, missing: map[string]bool{}, round: map[string]*oldTally{},
-		wake: make(chan struct{}, 1), rescan: make(chan struct{}, 1)}
+		unlisted: map[string]*unlistedDir{},
+		wake:     make(chan struct{}, 1), rescan: make(chan struct{}, 1)}
 	w.idle = sync.NewCond(&w.mu)
+	if cfg.StateFile != "" {
+		// The versions found being read are said by OnCrashed's user when
+		// a scan finds them, once each: one that is gone meanwhile is news
+		// to nobody.
+		j, err := openJournal(cfg.StateFile, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("state file %s: %w", cfg.StateFile, err)
+		}
+		w.journal = j
+	}
 	w.ctx, w.cancel = context.WithCancel(context.Background())
 	if !cfg.NoInotify {
 		n, err := newNotifier()
@@ -277,6 +328,10 @@ type Stats struct {
 	// Missing are the drop directories that do not exist or cannot be
 	// read, sorted.
 	Missing []string
+	// Unlisted counts, by reason (UnlistedPermission, …), the directories
+	// that could not be listed, or links to directories not followed, at
+	// the last scan.
+	Unlisted map[string]int
 }
 
 // Stats returns the watcher's state.
@@ -295,6 +350,10 @@ func (w *Watcher) Stats() Stats {
 	}
 	for root := range w.missing {
 		st.Missing = append(st.Missing, root)
+	}
+	st.Unlisted = map[string]int{}
+	for _, u := range w.unlisted {
+		st.Unlisted[u.reason]++
 	}
 	sort.Strings(st.Missing)
 	for _, p := range w.partial {
@@ -370,6 +429,12 @@ func (w *Watcher) consider(path string, fi os.FileInfo, retry bool, from *listin
 	name := filepath.Base(path)
 	if !fi.Mode().IsRegular() {
 		return
+	}
+	if w.journal != nil && w.journal.hasCrashed() {
+		// Still there: a crashed version is kept while it is found.
+		if v, ok := versionOf(path, fi); ok {
+			w.journal.see(v)
+		}
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -496,9 +561,10 @@ func (w *Watcher) work() {
 	}
 }
 
-// read hands a file to the Handler. A bug it meets on one file (a reader
-// panicking on input it was not made for) fails that file, not the
-// process.
+// read hands a file to the Handler, written down in the state file while
+// it is read; a version written down as crashed is skipped. A bug the
+// Handler meets on one file (a reader panicking on input it was not made
+// for) fails that file, not the process.
 func (w *Watcher) read(path string) (fi os.FileInfo, status Status) {
 	defer func() {
 		if p := recover(); p != nil {
@@ -506,7 +572,53 @@ func (w *Watcher) read(path string) (fi os.FileInfo, status Status) {
 			fi, status = nil, Failed
 		}
 	}()
+	or, opens := w.h.(OpenReader)
+	var f *os.File
+	var err error
+	if opens {
+		f, fi, err = OpenFile(path)
+		if err != nil {
+			return or.ReadOpen(path, nil, nil, err)
+		}
+		defer f.Close()
+	} else if w.journal != nil {
+		fi, err = os.Stat(path) // the reader opens it: the version is the path's now
+	}
+	if w.journal != nil && err == nil {
+		if v, ok := versionOf(path, fi); ok {
+			if w.journal.isCrashed(v) {
+				if w.cfg.OnCrashed != nil {
+					w.cfg.OnCrashed(path, fi)
+				}
+				return fi, Failed
+			}
+			if fi.Size() >= w.cfg.StateMinSize {
+				token, err := w.journal.begin(v)
+				w.noteState(err)
+				defer func() { w.noteState(w.journal.end(token)) }()
+			}
+		}
+	}
+	if opens {
+		return or.ReadOpen(path, f, fi, nil)
+	}
 	return w.h.Read(path)
+}
+
+// noteState says once that the state file cannot be written (and once
+// that it can again): the reads go on without crash memory meanwhile.
+func (w *Watcher) noteState(err error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case err != nil && !w.stateErr:
+		w.stateErr = true
+		w.log.Warn("cannot write the state file; a "+w.what()+" file that kills the exporter while it is read would be read again after a restart",
+			"file", w.cfg.StateFile, "err", err)
+	case err == nil && w.stateErr:
+		w.stateErr = false
+		w.log.Info("the state file can be written again", "file", w.cfg.StateFile)
+	}
 }
 
 // event acts on one inotify event.

@@ -2,14 +2,21 @@
 // exporter's own registry and of one scrape of the collectors, then the
 // families the collectors stream (per-job series), in the Prometheus text
 // or OpenMetrics format, gzipped when the scraper accepts it.
+//
+// A scrape cannot hold the server: only GET and HEAD scrape, and each
+// scrape has a deadline (X-Prometheus-Scrape-Timeout-Seconds, else
+// DefaultTimeout) past which its response is no longer written
+// (deadline.go), so that a client that stops reading frees its
+// --web.max-requests slot and its connection.
 package handler
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
-	"strconv"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -31,6 +38,17 @@ type Options struct {
 	// _in_flight to the exporter's own metrics.
 	Instrument bool
 	Logger     *slog.Logger
+	// Timeout is the deadline of a scrape that sends no valid
+	// X-Prometheus-Scrape-Timeout-Seconds; 0 is DefaultTimeout.
+	Timeout time.Duration
+	// Scrapes, when set, tracks the scrapes in flight and their
+	// deadlines (for a shutdown that waits for them); one may be shared
+	// by several handlers.
+	Scrapes *Scrapes
+	// OnCut, when set, is called with the request of a scrape whose
+	// response was cut at its write deadline (the client did not read
+	// it in time): its connection is closed.
+	OnCut func(*http.Request)
 }
 
 type metricsHandler struct {
@@ -38,15 +56,22 @@ type metricsHandler struct {
 	exporterMetrics prometheus.Gatherer
 	inflight        chan struct{}
 	logger          *slog.Logger
+	timeout         time.Duration
+	scrapes         *Scrapes
+	onCut           func(*http.Request)
 }
 
 // New returns the /metrics handler. exporterMetrics holds the exporter's
 // own metrics (build info, Go, process); the handler adds promhttp's
 // request counters to it.
 func New(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts Options) http.Handler {
-	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: opts.Logger}
+	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: opts.Logger,
+		timeout: opts.Timeout, scrapes: opts.Scrapes, onCut: opts.OnCut}
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
+	}
+	if h.timeout <= 0 {
+		h.timeout = DefaultTimeout
 	}
 	if opts.MaxRequests > 0 {
 		h.inflight = make(chan struct{}, opts.MaxRequests)
@@ -57,26 +82,28 @@ func New(registry *collector.Registry, exporterMetrics *prometheus.Registry, opt
 	return promhttp.InstrumentMetricHandler(exporterMetrics, h)
 }
 
-// scrapeTimeout reads Prometheus' X-Prometheus-Scrape-Timeout-Seconds.
-func scrapeTimeout(r *http.Request) (time.Duration, bool) {
-	v := r.Header.Get("X-Prometheus-Scrape-Timeout-Seconds")
-	if v == "" {
-		return 0, false
-	}
-	secs, err := strconv.ParseFloat(v, 64)
-	if err != nil || secs <= 0 {
-		return 0, false
-	}
-	return time.Duration(secs * float64(time.Second)), true
-}
-
 func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx := r.Context()
-	timeout, hasTimeout := scrapeTimeout(r)
-	if hasTimeout {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
+	// Any other method would run a whole scrape (and lctl) for a request
+	// that is no scrape: POST, PUT, OPTIONS, TRACE… get 405.
+	if !ScrapeMethod(w, r) {
+		return
+	}
+	// The scrape's deadline bounds the collectors (through ctx) and the
+	// writing of the response (through the connection's deadlines).
+	start := time.Now()
+	timeout, ok := scrapeTimeout(r)
+	if !ok {
+		if v := r.Header.Get(timeoutHeader); v != "" {
+			h.logger.Debug("ignored an invalid "+timeoutHeader+" header", "value", clip(v, 32), "timeout", h.timeout)
+		}
+		timeout = h.timeout
+	}
+	deadline := start.Add(timeout)
+	ctx, cancel := context.WithDeadline(r.Context(), deadline)
+	defer cancel()
+	out := newDeadlineWriter(w, deadline.Add(WriteGrace))
+	if h.scrapes != nil {
+		defer h.scrapes.begin(deadline.Add(WriteGrace))()
 	}
 	// collect[] names the collectors to run, as node_exporter's does (none:
 	// every one); checked first, so that a wrong name costs no scrape slot.
@@ -87,8 +114,7 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "collect[]: "+err.Error(), http.StatusBadRequest)
 		return
 	}
-	// After the response is written (deferred calls run last in, first
-	// out: after the gzip stream is closed).
+	// After the response is written, the gzip stream closed.
 	defer scrape.Close()
 
 	if h.inflight != nil {
@@ -122,20 +148,32 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	header := w.Header()
 	header.Set("Content-Type", string(format))
-	var out io.Writer = w
+	var body io.Writer = out
+	var gz *gzip.Writer
 	if acceptsGzip(r) {
 		// klauspost/compress: at the same level, the same ratio as
 		// compress/gzip in half the time on job series.
 		header.Set("Content-Encoding", "gzip")
-		gz := gzipWriters.Get().(*gzip.Writer)
-		gz.Reset(w)
-		defer func() {
-			gz.Close()
-			gzipWriters.Put(gz)
-		}()
-		out = gz
+		gz = gzipWriters.Get().(*gzip.Writer)
+		gz.Reset(out)
+		defer gzipWriters.Put(gz)
+		body = gz
 	}
-	if err := exposition.WriteResponse(out, format, families, scrape.Streams()); err != nil {
+	err = exposition.WriteResponse(body, format, families, scrape.Streams())
+	if gz != nil && err == nil {
+		err = gz.Close()
+	}
+	switch {
+	case err == nil:
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// The client did not read in time: net/http closes the
+		// connection, whose write failed. Routine under a client that
+		// stops reading, so counted (OnCut) rather than logged each time.
+		h.logger.Debug("scrape response cut at its write deadline", "remote", r.RemoteAddr, "deadline", deadline.Add(WriteGrace), "stalled", out.stalled)
+		if h.onCut != nil {
+			h.onCut(r)
+		}
+	default:
 		h.logger.Error("error writing metrics", "err", err)
 	}
 }

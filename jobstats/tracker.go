@@ -52,7 +52,8 @@ type target struct {
 	// Counters since the tracker started; they survive the group.
 	outcomes       [jobid.NumOutcomes]uint64
 	malformedLines uint64
-	duplicates     uint64
+	duplicates     uint64 // entries of a job_id already printed in the output
+	dupsLogged     bool
 	seenThisRun    bool
 
 	// Summaries of the latest run (cardinality.go).
@@ -62,7 +63,9 @@ type target struct {
 	shown   map[*identity]bool
 	// recheck are the series counted under "_untrusted" for lack of
 	// context: each run tries to repair them again with the well-formed
-	// ids known since.
+	// ids known since, those of its own output included. They are held
+	// (rates.Group.Hold): their increments of a run count where the end of
+	// the run puts them, under the job if the output repairs them.
 	recheck []*series
 	// lastSnapshot is the latest snapshot_time of the run's entries: the
 	// server's clock when the tracker first read the target.
@@ -231,9 +234,17 @@ func (h *targetHandler) Job(js *lctl.JobStat) {
 	g := t.group
 	t.lastSnapshot = max(t.lastSnapshot, js.SnapshotTime)
 	s, first := g.Observe(js.JobID, js.StartTime)
-	if s == nil {
+	// A job_id printed again in the same output (damaged output): its
+	// values add to the first entry's (rates/dups.go), whichever comes
+	// first; the entry counts as a duplicate, not once more by outcome.
+	dup := s.Entries() > 1
+	if dup {
 		t.duplicates++
-		return
+	}
+	if js.Malformed > 0 || len(js.Ops) < len(t.opList) {
+		// An operation left out (Lustre prints them all): a later entry of
+		// the same job_id must not add to a value this one did not give.
+		g.Partial(s)
 	}
 	if first {
 		// Room for its non-zero values: one allocation for the series.
@@ -252,7 +263,7 @@ func (h *targetHandler) Job(js *lctl.JobStat) {
 			g.Set(s, slots.sum, op.Sum)
 		}
 	}
-	if s.Meta.resolved && s.Identity() != nil {
+	if !dup && s.Meta.resolved && s.Identity() != nil {
 		t.outcomes[s.Meta.outcome]++
 	}
 }
@@ -318,6 +329,13 @@ func (t *Tracker) EndRun(runErr, exit error) *View {
 	for _, tg := range t.order {
 		if tg.seenThisRun {
 			seen++
+		}
+		if tg.duplicates > 0 && !tg.dupsLogged {
+			// Once per target: lustre_jobstats_duplicate_entries_total
+			// counts them from then on.
+			tg.dupsLogged = true
+			t.logger.Warn("job_stats printed a job_id more than once for a target (damaged output); the entries of each job_id are summed",
+				"component", tg.component, "target", tg.target, "entries", tg.duplicates)
 		}
 	}
 	var err error
@@ -387,6 +405,7 @@ func (t *Tracker) attach(tg *target, s *series, full jobid.Identity, outcome job
 		tg.group.Resolve(s, Key{UntrustedJob}, true)
 		if outcome.NeedsContext() {
 			tg.recheck = append(tg.recheck, s)
+			tg.group.Hold(s, true)
 		}
 	}
 	if outcome.Trusted() {
@@ -395,14 +414,17 @@ func (t *Tracker) attach(tg *target, s *series, full jobid.Identity, outcome job
 }
 
 // repairUntrusted moves the series of tg counted under "_untrusted" that
-// the well-formed ids known now repair to their jobs, for what they count
-// from now on. A series not in this run's output is given up: if it comes
-// back, it is new.
+// the well-formed ids known now (this output's among them) repair to their
+// jobs, for what they count from this output on: their increments of the
+// run were held until now. Those not repaired count this run's increments
+// under "_untrusted" (rates.Accumulator.EndRun). A series not in this
+// run's output is given up: if it comes back, it is new.
 func (t *Tracker) repairUntrusted(tg *target) {
 	run := t.acc.Run()
 	kept := tg.recheck[:0]
 	for _, s := range tg.recheck {
 		if !s.SeenIn(run) {
+			tg.group.Hold(s, false)
 			continue
 		}
 		full, outcome := t.normalizer.Normalize([]byte(s.Key), t.known)

@@ -220,8 +220,9 @@ func TestArenasReusedAsTotalsGrow(t *testing.T) {
 }
 
 // An id counted under "_untrusted" for lack of context goes on under its
-// job once a well-formed id of the job tells what it is; what it counted
-// before stays under "_untrusted", so that every byte counts once.
+// job once a well-formed id of the job tells what it is, from the output
+// that tells it on; what it counted before stays under "_untrusted", so
+// that every byte counts once.
 func TestUntrustedRepairedLater(t *testing.T) {
 	tr := newTracker(t, Config{UntrustedBucket: true, JobIDName: "%j:%u:%H"})
 	t0 := time.Unix(1_700_000_000, 0)
@@ -241,21 +242,22 @@ func TestUntrustedRepairedLater(t *testing.T) {
 	if got := write(v, UntrustedJob); got != 4096 {
 		t.Fatalf("run 1: _untrusted wrote %d, want 4096", got)
 	}
-	// Job 4711 shows up well-formed: the short id is its, from the next
-	// run on (its increment of this run was counted as it was read).
+	// Job 4711 shows up well-formed, after the short id in the output: the
+	// short id is its, and so is its increment of this output (held until
+	// the output was read).
 	v = run(t, tr, t0.Add(30*time.Second), ostText("fs-OST0000", entry("4711", 10, 3*4096), entry("4711:1:n1", 10, 8192)))
-	if got := write(v, UntrustedJob); got != 3*4096 {
-		t.Errorf("run 2: _untrusted wrote %d, want 3×4096", got)
+	if got := write(v, UntrustedJob); got != 4096 {
+		t.Errorf("run 2: _untrusted wrote %d, want the 4096 of before", got)
 	}
-	if got := write(v, "4711"); got != 8192 {
-		t.Errorf("run 2: job 4711 wrote %d, want the well-formed id's 8192", got)
+	if got, want := write(v, "4711"), uint64(8192+2*4096); got != want {
+		t.Errorf("run 2: job 4711 wrote %d, want %d (the well-formed id's, and the short id's increment)", got, want)
 	}
 	v = run(t, tr, t0.Add(60*time.Second), ostText("fs-OST0000", entry("4711", 10, 5*4096), entry("4711:1:n1", 10, 8192)))
-	if got, want := write(v, "4711"), uint64(8192+2*4096); got != want {
+	if got, want := write(v, "4711"), uint64(8192+4*4096); got != want {
 		t.Errorf("run 3: job 4711 wrote %d, want %d (the short id's increment added)", got, want)
 	}
-	if got := write(v, UntrustedJob); got != 3*4096 {
-		t.Errorf("run 3: _untrusted wrote %d, want the 3×4096 of before", got)
+	if got := write(v, UntrustedJob); got != 4096 {
+		t.Errorf("run 3: _untrusted wrote %d, want the 4096 of before", got)
 	}
 }
 

@@ -4,9 +4,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/hpcio/hpcio_exporter/internal/labelvalue"
 	"github.com/hpcio/hpcio_exporter/jobid"
 )
 
@@ -108,15 +107,5 @@ func exeName(cmdline string) string {
 		base = first[i+1:]
 	}
 	base = strings.TrimSuffix(base, "<TRUNCATED>")
-	var b strings.Builder
-	for _, r := range base {
-		if r == utf8.RuneError || !unicode.IsPrint(r) {
-			continue
-		}
-		if b.Len()+utf8.RuneLen(r) > maxExeLen {
-			break
-		}
-		b.WriteRune(r)
-	}
-	return b.String()
+	return labelvalue.Clean(base, maxExeLen)
 }

@@ -19,19 +19,26 @@ const (
 	ReasonTruncated          = "truncated"           // ends before the data its header promises
 	ReasonIncomplete         = "incomplete"          // empty or zero header, still so after the settle time
 	ReasonUnsupportedVersion = "unsupported_version" // log format or module version this reader does not know
-	ReasonNotDarshan         = "not_darshan"         // no Darshan magic number
-	ReasonTooLarge           = "too_large"           // inflates past the reader's bounds
+	ReasonNotDarshan         = "not_darshan"         // no Darshan magic number, or not a regular file
+	ReasonTooLarge           = "too_large"           // inflates past the reader's bounds or the memory budget
 	ReasonPermission         = "permission"          // cannot be opened by the exporter's user
+	ReasonSymlinkOwner       = "symlink_owner"       // a link not followed: its owner is neither root nor the target's
+	ReasonCrashed            = "crashed"             // being read when the exporter died (killed?): skipped while unchanged
 	ReasonIO                 = "io_error"            // any other read error
 )
 
 // Reasons lists every failure reason, for exporting them at 0.
 var Reasons = []string{ReasonCorrupt, ReasonTruncated, ReasonIncomplete, ReasonUnsupportedVersion,
-	ReasonNotDarshan, ReasonTooLarge, ReasonPermission, ReasonIO}
+	ReasonNotDarshan, ReasonTooLarge, ReasonPermission, ReasonSymlinkOwner, ReasonCrashed, ReasonIO}
 
-// reasonOf classifies the error of reading a log.
+// reasonOf classifies the error of reading a log. The magic number comes
+// first: a file without it is not a log, whatever else is wrong with it.
 func reasonOf(err error) string {
 	switch {
+	case errors.Is(err, darshan.ErrNotDarshan), errors.Is(err, dropdir.ErrNotRegular), errors.Is(err, darshan.ErrNotRegular):
+		return ReasonNotDarshan
+	case errors.Is(err, dropdir.ErrSymlinkOwner):
+		return ReasonSymlinkOwner
 	case errors.Is(err, fs.ErrPermission):
 		return ReasonPermission
 	case errors.Is(err, darshan.ErrIncomplete):
@@ -40,8 +47,6 @@ func reasonOf(err error) string {
 		return ReasonTruncated
 	case errors.Is(err, darshan.ErrUnsupportedVersion), errors.Is(err, darshan.ErrModuleVersion):
 		return ReasonUnsupportedVersion
-	case errors.Is(err, darshan.ErrNotDarshan):
-		return ReasonNotDarshan
 	case errors.Is(err, darshan.ErrTooLarge):
 		return ReasonTooLarge
 	case errors.Is(err, darshan.ErrCorrupt), errors.Is(err, darshan.ErrUnknownModule):
@@ -54,11 +59,23 @@ func reasonOf(err error) string {
 	return ReasonIO
 }
 
-// Read implements dropdir.Handler: it reads one log and records the
-// outcome. Nothing a log holds can stop the sidecar: a bad log is counted,
-// logged and left out.
+// Read implements dropdir.Handler: ReadOpen on the file opened by
+// dropdir.OpenFile. The watcher calls ReadOpen itself.
 func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
-	fi, err := os.Stat(path)
+	f, fi, err := dropdir.OpenFile(path)
+	if f != nil {
+		defer f.Close()
+	}
+	return s.ReadOpen(path, f, fi, err)
+}
+
+// ReadOpen implements dropdir.OpenReader: it reads one log, opened by the
+// watcher (regular files only, links by their owner: dropdir.OpenFile),
+// within the memory budget, and records the outcome. Nothing a log holds
+// can stop the sidecar: a bad log is counted, logged (its path and what is
+// wrong, never a byte of it) and left out; one over the budget is not read
+// again until it changes.
+func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (os.FileInfo, dropdir.Status) {
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed or removed since it was found.
@@ -70,8 +87,10 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 	if fi.Size() == 0 {
 		return fi, s.fail(path, fi, darshan.ErrIncomplete) // just created
 	}
-	l, err := darshan.Open(path)
-	if l == nil {
+	l, err := darshan.NewReaderWith(f, fi.Size(), path, darshan.Options{MemoryBudget: s.cfg.MemoryBudget})
+	if l == nil || errors.Is(err, darshan.ErrTooLarge) {
+		// Over the budget, the rest of the log would fail too: it costs
+		// nothing more left unread.
 		return fi, s.fail(path, fi, err)
 	}
 	sum := signals.Summarize(l, s.cfg.MaxRecords)
@@ -81,7 +100,6 @@ func (s *Sidecar) Read(path string) (os.FileInfo, dropdir.Status) {
 	if err == nil && s.cfg.Insights != nil {
 		totals = s.insightsOf(path, l)
 	}
-	l.Close()
 	if err != nil {
 		return fi, s.fail(path, fi, err)
 	}
@@ -143,6 +161,16 @@ func (s *Sidecar) insightsFailed(path string, err error) {
 // note tallies what became of a log, for its directory's next report.
 func (s *Sidecar) note(path string, f func(*dirTally)) {
 	s.tally.note(dropdir.Root(s.cfg.Dirs, path), f)
+}
+
+// crashed records a log version skipped because it was being read when
+// the exporter died (dropdir's OnCrashed): it counts as failed, once per
+// version found, as any other.
+func (s *Sidecar) crashed(path string, fi os.FileInfo) {
+	s.stats.failed(ReasonCrashed)
+	s.note(path, func(t *dirTally) { t.failed[ReasonCrashed]++ })
+	s.log.Warn("cannot read Darshan log", "path", path, "reason", ReasonCrashed,
+		"err", "it was being read when the exporter stopped (killed: out of memory?); this version is not read again", "size", fi.Size())
 }
 
 // fail records a log that could not be read. One that looks unfinished

@@ -13,10 +13,13 @@ package logwatch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/dropdir"
 )
@@ -36,6 +39,17 @@ type Config struct {
 	Settle time.Duration
 	// NoInotify turns inotify off: rescans only.
 	NoInotify bool
+	// MemoryBudget bounds what reading one log may cost, in bytes
+	// (darshan.Options); 0: darshan.DefaultMemoryBudget. A log over it
+	// counts too_large and is not read again until it changes. Workers
+	// logs are read at the same time: Workers × MemoryBudget is what the
+	// reads may hold at once.
+	MemoryBudget int64
+	// StateDir, when set, is where the sidecar keeps the logs being read
+	// (StateFileName; see package dropdir), so that a log that kills the
+	// process while it is read is skipped after the restart, counted
+	// crashed. Without it, such a log is read again, and kills it again.
+	StateDir string
 	// Insights, when set, are the thresholds the insights of each job are
 	// evaluated with (package darshan/insights); nil: no insights are
 	// computed.
@@ -48,6 +62,16 @@ const (
 	partialSuffix = ".darshan_partial"
 	logSuffix     = ".darshan"
 )
+
+// StateFileName is the sidecar's file in Config.StateDir.
+const StateFileName = "darshan-reading.json"
+
+// stateMinSize: logs smaller are not written down in the state file. A log
+// inflates to at most darshan.MaxInflateRatio times its size per region
+// (plus darshan.MinInflateBound each): one under 64 KiB unfolds to tens of
+// MiB at most, which cannot kill the process, while writing it down would
+// cost more than reading it (see package dropdir).
+const stateMinSize = (16 << 20) / darshan.MaxInflateRatio
 
 // Sidecar reads the logs of the drop directories. Start it with Start,
 // stop it with Close.
@@ -83,15 +107,23 @@ func Start(cfg Config) (*Sidecar, error) {
 	s := &Sidecar{cfg: cfg, log: cfg.Logger, now: cfg.Now,
 		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords, cfg.Insights), stats: newStats(), shown: map[string]waiting{}}
 	s.store.log = cfg.Logger
+	if cfg.MemoryBudget < 0 {
+		return nil, fmt.Errorf("invalid memory budget %d (negative)", cfg.MemoryBudget)
+	}
+	stateFile := ""
+	if cfg.StateDir != "" {
+		stateFile = filepath.Join(cfg.StateDir, StateFileName)
+	}
 	w, err := dropdir.Start(dropdir.Config{
 		Dirs: cfg.Dirs, RescanInterval: cfg.RescanInterval, Workers: cfg.Workers,
 		Wanted:    func(name string) bool { return strings.HasSuffix(name, logSuffix) },
 		Partial:   func(name string) bool { return strings.HasSuffix(name, partialSuffix) },
 		Retention: cfg.Retention,
 		// Logs leave the window by their end time, checked at each scan.
-		OnScan:   s.expire,
-		OnReport: s.report,
-		What:     "Darshan", NoInotify: cfg.NoInotify, Now: cfg.Now, Logger: cfg.Logger,
+		OnScan:    s.expire,
+		OnReport:  s.report,
+		StateFile: stateFile, StateMinSize: stateMinSize, OnCrashed: s.crashed,
+		What: "Darshan", NoInotify: cfg.NoInotify, Now: cfg.Now, Logger: cfg.Logger,
 	}, s)
 	if err != nil {
 		return nil, err

@@ -74,6 +74,10 @@ type Snapshot struct {
 	Scans        uint64
 	// InotifyWatches is the number of directories watched by inotify.
 	InotifyWatches int
+	// UnlistedDirs counts, by reason (dropdir.UnlistedReasons), the
+	// directories the last scan could not list and the links to
+	// directories it did not follow.
+	UnlistedDirs map[string]int
 }
 
 // Waiting reasons.
@@ -104,5 +108,6 @@ func (s *Sidecar) Snapshot() Snapshot {
 	out.Expired += w.Old
 	out.Waiting = map[string]int{WaitingQueued: w.Queued, WaitingPartial: w.Partial, WaitingIncomplete: w.Incomplete}
 	out.LastScan, out.ScanDuration, out.Scans, out.InotifyWatches = w.LastScan, w.ScanDuration, w.Scans, w.Watches
+	out.UnlistedDirs = w.Unlisted
 	return out
 }

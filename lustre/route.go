@@ -15,10 +15,23 @@ type builder struct {
 	// seen holds the parameters routed so far: lctl prints a parameter
 	// once for every pattern that matches it.
 	seen map[string]bool
+	// routed counts the parameters given to a parser: with none, a
+	// non-zero exit is a failed run, not a partial one.
+	routed int
 }
 
-// route returns the parser of a parameter, nil to skip its body.
+// route returns the parser of a parameter, nil to skip its body, and
+// counts those it gives one.
 func (b *builder) route(param string) lctl.SectionParser {
+	p := b.parserOf(param)
+	if p != nil {
+		b.routed++
+	}
+	return p
+}
+
+// parserOf returns the parser of a parameter, nil to skip its body.
+func (b *builder) parserOf(param string) lctl.SectionParser {
 	if jobs := b.src.jobs; jobs != nil {
 		if param == "jobid_name" && jobs.WantsJobIDName() {
 			return lctl.NewValueParser(func(v *lctl.Value, _ bool) { jobs.SetJobIDName(string(v.Text)) })

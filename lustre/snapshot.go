@@ -24,7 +24,10 @@ type Snapshot struct {
 	Result   toolrun.Result
 	// Err is set when the run failed or was cut short: the sections read
 	// before are in. Exit is lctl's non-zero exit after a whole output
-	// (some pattern matched nothing), which is no failure.
+	// in which some parameter asked for was printed (another pattern
+	// matched nothing), which is no failure; a non-zero exit with no
+	// parameter asked for is a failure (Result Failed, Err wrapping the
+	// *toolrun.ExitError).
 	Err  error
 	Exit *toolrun.ExitError
 	// Runs counts the runs since the exporter started by result (indexed

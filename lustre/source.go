@@ -226,6 +226,13 @@ func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, 
 	result, err := toolrun.Classify(scanErr, out.Close())
 	var exit *toolrun.ExitError
 	switch {
+	case result == toolrun.Partial && b.routed == 0:
+		// A non-zero exit and not one parameter asked for: nothing
+		// worked (sudo asking for a password, lctl on a node with no
+		// Lustre target). Every Lustre collector fails, as it must for
+		// an alert to fire; the tool's own message says why.
+		result = toolrun.Failed
+		err = fmt.Errorf("lctl get_param printed no parameter asked for: %w", err)
 	case result == toolrun.Partial:
 		// Some pattern matched nothing; what matched was printed. Each
 		// collector tells whether it got what it needs.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -128,5 +130,83 @@ func TestSnapshotLctlMissing(t *testing.T) {
 	}
 	if snap.Jobs == nil || snap.Jobs.Err != nil {
 		t.Errorf("jobs view of a failed run: %+v (its error is the run's, not its own)", snap.Jobs)
+	}
+}
+
+// exiting prints text, then exits non-zero.
+type exiting struct {
+	text string
+	exit *toolrun.ExitError
+}
+
+func (e *exiting) GetParam(context.Context, []string) (io.ReadCloser, error) {
+	return &exitOutput{Reader: strings.NewReader(e.text), exit: e.exit}, nil
+}
+
+type exitOutput struct {
+	io.Reader
+	exit *toolrun.ExitError
+}
+
+func (o *exitOutput) Close() error { return o.exit }
+
+// A non-zero exit is partial when some parameter asked for was printed
+// (another pattern matched nothing), and failed when none was: nothing
+// printed (sudo asking for a password), or only parameters no request
+// wants. The failure carries the tool's message and fails the snapshot.
+func TestSnapshotExitWithoutOutput(t *testing.T) {
+	exit := &toolrun.ExitError{Code: 1, Stderr: "sudo: a password is required"}
+	for _, tc := range []struct {
+		name, text string
+		want       toolrun.Result
+	}{
+		{"nothing", "", toolrun.Failed},
+		{"not asked for", "other.param=1\n", toolrun.Failed},
+		{"some asked for", "memused=12\n", toolrun.Partial},
+		{"health only", "health_check=healthy\n", toolrun.Partial},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(Config{Lctl: &exiting{text: tc.text, exit: exit}, Bounds: toolrun.Bounds{Timeout: time.Minute}})
+			s.Add(Request{Owner: "memory", Kind: Values, Patterns: []string{"memused"}})
+			s.Add(Request{Owner: "health", Kind: Health, Patterns: []string{"health_check"}})
+			snap, err := s.Snapshot(context.Background())
+			if snap.Result != tc.want || snap.Runs[tc.want] != 1 {
+				t.Fatalf("result %v, runs %v, err %v", snap.Result, snap.Runs, err)
+			}
+			switch tc.want {
+			case toolrun.Failed:
+				if err == nil || err != snap.Err || !errors.Is(err, exit) || !strings.Contains(err.Error(), "sudo: a password is required") || snap.Exit != nil {
+					t.Errorf("err %v, snapshot err %v, exit %v", err, snap.Err, snap.Exit)
+				}
+			default:
+				if err != nil || snap.Err != nil || snap.Exit != exit {
+					t.Errorf("err %v, snapshot err %v, exit %v", err, snap.Err, snap.Exit)
+				}
+			}
+		})
+	}
+}
+
+// The same through the lctl command: a real process that prints nothing
+// on stdout, its complaint on stderr, and exits 1; with job_stats tracked
+// too, the run's failure is the view's, not a "no job_stats" of its own.
+func TestSnapshotFailingCommand(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "lctl")
+	if err := os.WriteFile(path, []byte("#!/bin/sh\necho 'sudo: a password is required' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	s := New(Config{Lctl: &lctl.Command{Path: path}, Bounds: toolrun.Bounds{Timeout: time.Minute}})
+	s.Add(Request{Owner: "memory", Kind: Values, Patterns: []string{"memused"}})
+	tr, err := jobstats.New(jobstats.Config{TTL: time.Minute, Labels: []string{"jobid"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.TrackJobs("jobstats", tr)
+	snap, err := s.Snapshot(context.Background())
+	if snap.Result != toolrun.Failed || err == nil || !strings.Contains(err.Error(), "exited with status 1: sudo: a password is required") {
+		t.Fatalf("result %v, err %v", snap.Result, err)
+	}
+	if snap.Jobs == nil || snap.Jobs.Err != nil {
+		t.Errorf("jobs view %+v", snap.Jobs)
 	}
 }

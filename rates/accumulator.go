@@ -11,6 +11,9 @@
 //
 // to one total per identity, so every total only grows, whatever the raw
 // series do, and also when several raw series feed one identity.
+//
+// A damaged output can print one key more than once (dups.go): the
+// entries are summed before the rule, in whatever order they come.
 package rates
 
 import (
@@ -26,12 +29,15 @@ type Accumulator[K comparable, M any] struct {
 	// (Identity.Delta), at the cost of one more slice per identity.
 	TrackDelta bool
 
-	ttl     time.Duration
-	groups  map[string]*Group[K, M]
-	order   []*Group[K, M]
-	run     uint64
-	now     time.Time
-	prevRun time.Time
+	ttl    time.Duration
+	groups map[string]*Group[K, M]
+	// resets and resetsOf: for a key printed more than once (dups.go).
+	resets   []resetRec[K, M]
+	resetsOf map[*Series[K, M]]int32
+	order    []*Group[K, M]
+	run      uint64
+	now      time.Time
+	prevRun  time.Time
 	// runTimes maps recent run numbers to their times, so that series and
 	// identities need only remember the run they were last seen in.
 	runTimes []runTime
@@ -65,6 +71,16 @@ type Group[K comparable, M any] struct {
 	idOrder []*Identity[K]
 	pending []*Series[K, M]
 
+	// notes, noteBuf and latest serve the rare series that Set alone
+	// cannot count (dups.go): notes (in noteBuf, reused from run to run),
+	// what a key printed more than once or a held series needs in the
+	// current run; latest, the latest start of the series whose last
+	// output printed their key more than once. All are empty on most
+	// servers.
+	notes   map[*Series[K, M]]int32
+	noteBuf []note
+	latest  map[*Series[K, M]]float64
+
 	// counted holds, by slot, every increment added to the group's
 	// identities since the group was made (Created): what the group's
 	// series add up to over their lifetimes, lost to no eviction and
@@ -88,13 +104,26 @@ type Group[K comparable, M any] struct {
 type Series[K comparable, M any] struct {
 	Key  string
 	Meta M
-	id   *Identity[K]
-	// last holds the latest value of each slot seen but zero; a slot
-	// without one counts its next value whole, as a zero would.
-	last    Vector
-	start   float64
-	run     uint64
-	restart bool // start time changed this run: every slot restarted
+	// flags are what sends Set off its common path (dups.go): a restart,
+	// a held series, a key printed more than once, an entry lacking
+	// operations. Zero on nearly every series in nearly every run.
+	flags uint8
+	// entries counts the entries of the key in this run (up to 255),
+	// prevEntries those of the last output it was in.
+	entries, prevEntries uint8
+	id                   *Identity[K]
+	// last holds the latest value of each slot seen but zero (the sum of
+	// the entries of this run); a slot without one counts its next value
+	// whole, as a zero would.
+	last Vector
+	// start is the earliest start time of the entries of the latest
+	// output (the only one's, as a rule).
+	start float64
+	run   uint64
+	// reset marks the slots 0–63 that Set counted whole or not at all in
+	// this run (a restart, a value gone down), for a later entry of the
+	// same key.
+	reset uint64
 }
 
 // Identity is one exported counter set.
@@ -116,6 +145,7 @@ type Identity[K comparable] struct {
 
 // BeginRun starts a run of observations at now.
 func (a *Accumulator[K, M]) BeginRun(now time.Time) {
+	a.endNotes() // a run that never ended (a panic) leaves nothing behind
 	a.run++
 	a.prevRun = a.now
 	a.now = now
@@ -195,25 +225,43 @@ func (g *Group[K, M]) Len() int { return len(g.series) }
 
 // Observe notes that the raw series key was read in this run, with the
 // start time its source reports (0 when unknown), and returns it for Set;
-// first tells a series never seen before. It returns nil for a key already
-// observed in this run (a damaged output repeating an entry): the first
-// reading stands.
+// first tells a series never seen before. A key already observed in this
+// run (a damaged output printing it again) returns the same series, whose
+// Entries then say how many times it was printed: the values Set gets for
+// it are added to the entries' sum (dups.go).
 //
 // A series without identity (new, or left unattached by an earlier
 // Resolve) is pending until the caller resolves it; its values are then
 // added whole, as its first increments.
 func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first bool) {
 	s, ok := g.series[string(key)]
-	if !ok {
+	switch {
+	case !ok:
 		s = &Series[K, M]{Key: string(key), start: start}
 		g.series[s.Key] = s
-	} else if s.run == g.acc.run {
-		return nil, false
+	case s.run == g.acc.run:
+		g.again(s, start)
+		return s, false
+	default:
+		lo, hi := s.start, s.start
+		if s.entries > 1 {
+			hi = g.latest[s]
+			delete(g.latest, s)
+		}
+		s.prevEntries = s.entries
+		s.flags &= flagHeld // what lasts beyond a run
+		if start != 0 && lo != 0 && (start < lo || start > hi) {
+			s.flags |= flagRestart
+			if s.id != nil {
+				// A later entry of the key may yet say that one carried on.
+				g.keepSpan(s, lo, hi)
+			}
+		}
+		if start != 0 {
+			s.start = start
+		}
 	}
-	s.restart = ok && start != 0 && s.start != 0 && start != s.start
-	if start != 0 {
-		s.start = start
-	}
+	s.entries, s.reset = 1, 0
 	s.run = g.acc.run
 	if s.id == nil {
 		g.pending = append(g.pending, s)
@@ -223,18 +271,42 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 	return s, !ok
 }
 
-// Set records the value of one slot of s in this run.
+// Entries returns how many times the series' key was printed in the
+// current run: more than one in a damaged output.
+func (s *Series[K, M]) Entries() int { return int(s.entries) }
+
+// Set records the value of one slot of s in this run: for a key printed
+// more than once, one entry's part of the slot's sum.
 func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
+	if s.flags != 0 {
+		g.setRare(s, slot, v) // dups.go
+		return
+	}
 	prev, seen := s.last.Swap(slot, v)
 	if s.id == nil {
 		return // pending or discarded: nothing to add to yet
 	}
 	var d uint64
 	switch {
-	case !seen || s.restart || v < prev:
+	case !seen:
 		d = v
-	default:
+	case v >= prev:
 		d = v - prev
+	default:
+		// Counted whole (or not at all): a later entry of the same key
+		// would need prev, which Swap just overwrote.
+		d = g.rule(s, v, prev)
+		g.keepPrev(s, slot, prev, d)
+	}
+	g.counted[slot] += d
+	g.add(s.id, slot, d)
+}
+
+// count adds d, an increment of s in slot, where s counts now.
+func (g *Group[K, M]) count(s *Series[K, M], slot int, d uint64) {
+	if s.flags&flagHeld != 0 {
+		g.note(s).held.Add(slot, d)
+		return
 	}
 	g.counted[slot] += d
 	g.add(s.id, slot, d)
@@ -254,6 +326,15 @@ func (g *Group[K, M]) add(id *Identity[K], slot int, d uint64) {
 	}
 }
 
+// sub takes back d of an increment added to id in this run.
+func (g *Group[K, M]) sub(id *Identity[K], slot int, d uint64) {
+	id.Totals.Sub(slot, d)
+	g.counted[slot] -= d
+	if di := g.deltaIndex[slot]; g.acc.TrackDelta && di >= 0 && id.DeltaRun == g.acc.run && di < len(id.Delta) {
+		id.Delta[di] -= d
+	}
+}
+
 // Touch marks id as seen in this run without adding to it.
 func (g *Group[K, M]) touch(id *Identity[K]) { id.lastRun = g.acc.run }
 
@@ -268,8 +349,16 @@ func (g *Group[K, M]) EndSection(complete bool) {
 	}
 	for key, s := range g.series {
 		if s.run != g.acc.run {
-			delete(g.series, key)
+			g.forget(key, s)
 		}
+	}
+}
+
+// forget drops a raw series.
+func (g *Group[K, M]) forget(key string, s *Series[K, M]) {
+	delete(g.series, key)
+	if s.entries > 1 {
+		delete(g.latest, s)
 	}
 }
 
@@ -305,9 +394,11 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 }
 
 // Rebind makes s, attached to an identity already, feed the identity key
-// from now on: what it counted so far stays where it was counted, once.
-// A raw id first counted under an aggregate ("_untrusted") and repaired
-// later goes on under its job.
+// from now on: what it counted in earlier runs stays where it was counted,
+// once; what it counted in this run while held (Hold) counts under key,
+// and it is held no more. A raw id first counted under an aggregate
+// ("_untrusted") and repaired later goes on under its job, from the output
+// that repaired it.
 func (g *Group[K, M]) Rebind(s *Series[K, M], key K) *Identity[K] {
 	id, ok := g.ids[key]
 	if !ok {
@@ -317,6 +408,8 @@ func (g *Group[K, M]) Rebind(s *Series[K, M], key K) *Identity[K] {
 	}
 	s.id = id
 	g.touch(id)
+	g.release(s)
+	s.flags &^= flagHeld
 	return id
 }
 
@@ -408,8 +501,9 @@ func (g *Group[K, M]) EachSeries(f func(*Series[K, M])) {
 	}
 }
 
-// EndRun finishes a run: pending series not resolved stay unattached, and
-// state unseen for the TTL is forgotten.
+// EndRun finishes a run: pending series not resolved stay unattached, what
+// held series hold counts where they are attached, and state unseen for
+// the TTL is forgotten.
 func (a *Accumulator[K, M]) EndRun() {
 	// Everything last seen in a run up to cutoffRun is older than the TTL.
 	cutoff := a.now.Add(-a.ttl)
@@ -422,6 +516,7 @@ func (a *Accumulator[K, M]) EndRun() {
 		cutoffRun, drop = rt.run, i
 	}
 	a.runTimes = a.runTimes[drop:]
+	a.endNotes()
 	keptGroups := a.order[:0]
 	for _, g := range a.order {
 		g.pending = g.pending[:0]
@@ -435,7 +530,7 @@ func (a *Accumulator[K, M]) EndRun() {
 		}
 		for key, s := range g.series {
 			if s.run <= cutoffRun {
-				delete(g.series, key)
+				g.forget(key, s)
 			}
 		}
 		kept := g.idOrder[:0]

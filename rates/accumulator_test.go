@@ -221,14 +221,16 @@ func TestLateResolve(t *testing.T) {
 	}
 }
 
+// A key observed twice in one run is the same series, printed twice.
 func TestDuplicateInOneRun(t *testing.T) {
 	acc := New[string, struct{}](time.Hour)
 	acc.BeginRun(time.Unix(0, 0))
 	g := acc.Group("g")
-	if s, first := g.Observe([]byte("a"), 0); s == nil || !first {
+	s, first := g.Observe([]byte("a"), 0)
+	if s == nil || !first || s.Entries() != 1 {
 		t.Fatal("first observation refused")
 	}
-	if s, _ := g.Observe([]byte("a"), 0); s != nil {
-		t.Fatal("second observation of the same key in one run accepted")
+	if again, first := g.Observe([]byte("a"), 0); again != s || first || s.Entries() != 2 {
+		t.Fatalf("second observation: %p (first %v, %d entries), want %p", again, first, s.Entries(), s)
 	}
 }

@@ -11,8 +11,11 @@ import (
 // uses a few of them: a dense slice per raw series and per identity was
 // most of the exporter's memory at a hundred thousand jobs.
 type Vector struct {
-	lo   uint64   // slots 0–63
-	hi   []uint64 // slots from 64 on, 64 a word; nil on most targets
+	lo uint64 // slots 0–63
+	// hi are the slots from 64 on, 64 a word: nil on most targets, so a
+	// pointer (8 bytes) rather than a slice (24) in every raw series and
+	// identity.
+	hi   *[]uint64
 	vals []uint64
 }
 
@@ -23,14 +26,18 @@ func (v *Vector) index(slot int) (i int, present bool) {
 		return bits.OnesCount64(v.lo & (bit - 1)), v.lo&bit != 0
 	}
 	i = bits.OnesCount64(v.lo)
-	w, bit := (slot-64)>>6, uint64(1)<<uint(slot&63)
-	for k := 0; k < w && k < len(v.hi); k++ {
-		i += bits.OnesCount64(v.hi[k])
-	}
-	if w >= len(v.hi) {
+	if v.hi == nil {
 		return i, false
 	}
-	return i + bits.OnesCount64(v.hi[w]&(bit-1)), v.hi[w]&bit != 0
+	hi := *v.hi
+	w, bit := (slot-64)>>6, uint64(1)<<uint(slot&63)
+	for k := 0; k < w && k < len(hi); k++ {
+		i += bits.OnesCount64(hi[k])
+	}
+	if w >= len(hi) {
+		return i, false
+	}
+	return i + bits.OnesCount64(hi[w]&(bit-1)), hi[w]&bit != 0
 }
 
 func (v *Vector) mark(slot int) {
@@ -38,11 +45,14 @@ func (v *Vector) mark(slot int) {
 		v.lo |= 1 << uint(slot)
 		return
 	}
-	w := (slot - 64) >> 6
-	for len(v.hi) <= w {
-		v.hi = append(v.hi, 0)
+	if v.hi == nil {
+		v.hi = new([]uint64)
 	}
-	v.hi[w] |= 1 << uint(slot&63)
+	w := (slot - 64) >> 6
+	for len(*v.hi) <= w {
+		*v.hi = append(*v.hi, 0)
+	}
+	(*v.hi)[w] |= 1 << uint(slot&63)
 }
 
 // Get returns the value of slot, and whether it has one.
@@ -144,10 +154,18 @@ func (v *Vector) words() iter.Seq2[int, uint64] {
 		if !yield(0, v.lo) {
 			return
 		}
-		for k, m := range v.hi {
+		if v.hi == nil {
+			return
+		}
+		for k, m := range *v.hi {
 			if !yield(k+1, m) {
 				return
 			}
 		}
 	}
+}
+
+// emptied returns v without values, keeping the room of its values.
+func (v Vector) emptied() Vector {
+	return Vector{vals: v.vals[:0]}
 }

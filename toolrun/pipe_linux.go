@@ -1,7 +1,6 @@
 package toolrun
 
 import (
-	"io"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -13,15 +12,30 @@ import (
 // unprivileged process may ask for by default (fs.pipe-max-size).
 const pipeSize = 1 << 20
 
-// growPipe enlarges the pipe of a tool's output; where it cannot, the
-// default stays, which is only slower.
-func growPipe(r io.Reader) {
-	f, ok := r.(*os.File)
-	if !ok {
-		return
-	}
+// growPipe enlarges the pipe of a tool's output and returns its capacity;
+// where it cannot, the default stays, which is only slower.
+func growPipe(f *os.File) int {
+	size := 64 << 10
 	// Through SyscallConn: Fd would turn the pipe to blocking mode.
 	if rc, err := f.SyscallConn(); err == nil {
-		rc.Control(func(fd uintptr) { unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize) })
+		rc.Control(func(fd uintptr) {
+			unix.FcntlInt(fd, unix.F_SETPIPE_SZ, pipeSize)
+			if n, err := unix.FcntlInt(fd, unix.F_GETPIPE_SZ, 0); err == nil && n > 0 {
+				size = n
+			}
+		})
 	}
+	return size
+}
+
+// pipeBuffered returns the number of bytes waiting in a pipe (FIONREAD,
+// which Linux names TIOCINQ).
+func pipeBuffered(f *os.File) int {
+	n := 0
+	if rc, err := f.SyscallConn(); err == nil {
+		rc.Control(func(fd uintptr) {
+			n, _ = unix.IoctlGetInt(int(fd), unix.TIOCINQ)
+		})
+	}
+	return n
 }

@@ -24,7 +24,9 @@ const (
 	// Partial: the whole output, then a non-zero exit (`lctl get_param a
 	// b` when a matches nothing); what was printed is valid.
 	Partial
-	// Failed: the tool could not start, or its output could not be read.
+	// Failed: the tool could not start, its output could not be read, or
+	// it exited non-zero with nothing usable printed (its user decides
+	// what is usable: a Partial run it got nothing from is Failed).
 	Failed
 	// Killed: the deadline expired and the process group was killed; the
 	// output is cut short.

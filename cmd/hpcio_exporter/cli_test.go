@@ -97,8 +97,9 @@ func TestCommandFlags(t *testing.T) {
 
 	server := without(helpFlags(help(t, bin, "serve", "serve")), global)
 	want := []string{"web.listen-address", "web.config.file", "web.systemd-socket", "web.telemetry-path", "web.max-requests",
-		"web.disable-exporter-metrics", "demo", "lustre.lctl-path", "lustre.lnetctl-path", "lustre.timeout",
-		"collector.disable-defaults", "darshan.dir", "dayu.dir", promslogflag.LevelFlagName, promslogflag.FormatFlagName}
+		"web.disable-exporter-metrics", "web.max-connections", "web.idle-timeout", "demo", "lustre.lctl-path", "lustre.lnetctl-path", "lustre.timeout",
+		"collector.disable-defaults", "darshan.dir", "darshan.max-log-memory", "darshan.state-dir", "dayu.dir",
+		"dayu.max-file-size", "dayu.max-workflows", "dayu.max-stages", promslogflag.LevelFlagName, promslogflag.FormatFlagName}
 	for _, c := range collector.Names() {
 		want = append(want, "collector."+c)
 	}
@@ -121,7 +122,7 @@ func TestCommandFlags(t *testing.T) {
 
 	// Every command but serve, with the flags it declares; the ones named
 	// here are checked against what they should declare.
-	declared := map[string][]string{"darshan dump": {"dxt", "total"}, "darshan signals": {"format"}, "dayu graph": {"format"}}
+	declared := map[string][]string{"darshan dump": {"dxt", "max-log-memory", "total"}, "darshan signals": {"format", "max-log-memory"}, "dayu graph": {"format", "max-file-size"}}
 	for _, sc := range subcommands {
 		name := sc.cmd.FullCommand()
 		var own []string

@@ -25,13 +25,16 @@ func init() {
 	format := c.Flag("format", "Output: text (a report by level), json (one object, a stable schema) or csv (Drishti's --export_csv: a header of codes and a row of True/False).").Default("text").Enum("text", "json", "csv")
 	config := c.Flag("config", "JSON file of thresholds overriding the defaults, in Drishti's --config format (docs/insights.md).").PlaceHolder("FILE").String()
 	fullPaths := c.Flag("full-paths", "Show files with their full paths, not only their base names.").Bool()
-	addCommand(c, func() error { return darshanInsights(os.Stdout, *path, *format, *config, *fullPaths) })
+	budget := maxLogMemoryFlag(c)
+	addCommand(c, func() error {
+		return darshanInsights(os.Stdout, *path, *format, *config, *fullPaths, int64(*budget))
+	})
 }
 
 // darshanInsights reads the whole log first: a damaged log prints nothing
 // but the error (and exits 1), since insights from part of a log would
 // mislead.
-func darshanInsights(w io.Writer, path, format, configPath string, fullPaths bool) error {
+func darshanInsights(w io.Writer, path, format, configPath string, fullPaths bool, budget int64) error {
 	cfg := insights.DefaultConfig()
 	if configPath != "" {
 		var err error
@@ -39,7 +42,7 @@ func darshanInsights(w io.Writer, path, format, configPath string, fullPaths boo
 			return err
 		}
 	}
-	l, err := darshan.Open(path)
+	l, err := openLog(path, budget)
 	if err != nil {
 		if l != nil {
 			l.Close()
@@ -49,7 +52,7 @@ func darshanInsights(w io.Writer, path, format, configPath string, fullPaths boo
 	defer l.Close()
 	t, err := insights.FromLog(l)
 	if err != nil {
-		return err
+		return overBudget(err)
 	}
 	found := insights.Evaluate(t, cfg)
 	if !fullPaths {

@@ -11,7 +11,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
 )
 
@@ -23,15 +22,19 @@ func init() {
 	path := c.Arg("log", "Darshan log file.").Required().String()
 	format := c.Flag("format", "tsv: the exact report, one tab-separated line per signal, for programs; table: aligned columns, units, 4 significant digits, a section per module and record, for people.").
 		Default("tsv").Enum("tsv", "table")
-	addCommand(c, func() error { return darshanSignals(*path, *format) })
+	budget := maxLogMemoryFlag(c)
+	addCommand(c, func() error { return darshanSignals(*path, *format, int64(*budget)) })
 }
 
 // darshanSignals prints the report of what it can read, then returns the
 // damage it met, so that the process exits non-zero on a damaged log.
-func darshanSignals(path, format string) error {
-	l, openErr := darshan.Open(path)
-	if l == nil {
-		return openErr
+func darshanSignals(path, format string, budget int64) error {
+	l, openErr := openLog(path, budget)
+	if l == nil || firstOverBudget(openErr) != nil {
+		if l != nil {
+			l.Close()
+		}
+		return openErr // a log over its budget is refused whole
 	}
 	defer l.Close()
 	out := bufio.NewWriterSize(os.Stdout, 64<<10)
@@ -51,7 +54,7 @@ func darshanSignals(path, format string) error {
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
-	return errors.Join(openErr, err)
+	return overBudget(errors.Join(openErr, err))
 }
 
 // signalRow is one line of the report, and what the table shows of it.

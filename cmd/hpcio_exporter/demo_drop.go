@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"os/signal"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -66,8 +65,8 @@ func watchDropFlags(serve *kingpin.CmdClause, d *dropFlags) {
 // setUpDemoDrop writes the demo's Darshan logs and DaYu runs into a new
 // temporary directory, for each collector that is enabled and was given
 // no directory, and sets that collector's directory. It returns the
-// function that removes the directory (also on SIGINT and SIGTERM, which
-// then end the process), or nil when nothing was written.
+// function that removes the directory (the caller calls it when the server
+// stops, on SIGINT and SIGTERM too), or nil when nothing was written.
 func setUpDemoDrop(d dropFlags, logger *slog.Logger, now time.Time) (func(), error) {
 	darshanWanted := d.darshanDir != nil && !d.darshanGiven && collector.Enabled("darshan")
 	dayuWanted := d.dayuDir != nil && !d.dayuGiven && collector.Enabled("dayu")
@@ -110,16 +109,9 @@ func setUpDemoDrop(d dropFlags, logger *slog.Logger, now time.Time) (func(), err
 		}
 		logger.Info("demo: DaYu workflow runs written for the dayu collector", "dir", dayuDir, "runs", n)
 	}
-	// The server runs until the process is stopped: without this, the
-	// directory would outlive every demo stopped with ^C or by systemd.
-	stop := make(chan os.Signal, 1)
-	signal.Notify(stop, os.Interrupt, syscall.SIGTERM)
-	go func() {
-		sig := <-stop
-		logger.Info("stopping", "signal", sig.String())
-		remove()
-		os.Exit(exitOK)
-	}()
+	// runServer removes it when it returns: after SIGTERM or SIGINT too,
+	// which stop the server (serveUntilStopped), so that it does not
+	// outlive a demo stopped with ^C or by systemd.
 	return remove, nil
 }
 

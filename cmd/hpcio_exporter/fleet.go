@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -51,8 +52,7 @@ func addFleetFlags(serve *kingpin.CmdClause, opts *serveOptions) {
 	flag("demo.fleet.mdts", "MDTs on the simulated MDS.", "1").IntVar(&f.mdts)
 	flag("demo.fleet.jobs", "Jobs of the simulated site, all active at constant rates.", "5000").IntVar(&f.jobs)
 	flag("demo.fleet.hot-jobs", "Fraction of the simulated site's jobs striped over every OST.", "0.01").Float64Var(&f.hotJobs)
-	// A usage error, checked while parsing: it exits 2, as kingpin's own.
-	serve.Validate(func(*kingpin.CmdClause) error { return opts.validateFleet() })
+	// validateFleet is called by serve's validator (addServeFlags).
 }
 
 // validateFleet rejects the fleet flags where they would do nothing
@@ -88,23 +88,29 @@ func (f fleetOptions) config() lustresim.FleetConfig {
 }
 
 // runFleet serves a simulated site: each server on its own listener, then
-// the site's index on --web.listen-address. The servers are shut down
-// when the index cannot be served.
-func runFleet(opts serveOptions, logger *slog.Logger) error {
+// the site's index on --web.listen-address, until SIGTERM or SIGINT stops
+// them all (serveUntilStopped). The servers are shut down when the index
+// cannot be served. One guard keeps the connections of all: the open
+// files are the process's.
+func runFleet(opts serveOptions, logger *slog.Logger, sigs chan os.Signal, guard *connGuard, scrapes *handler.Scrapes) error {
 	host, port, err := fleetBase(opts.webConfig)
 	if err != nil {
 		return err
 	}
 	fleet := lustresim.NewFleet(opts.fleet.config())
-	servers, err := startFleet(fleet, host, port, opts, logger)
+	servers, err := startFleet(fleet, host, port, opts, logger, guard, scrapes)
 	if err != nil {
 		return err
 	}
-	defer servers.shutdown(logger)
 
 	exporterMetrics := newExporterMetrics(opts)
+	// The process's connections, on the index only: each server's own
+	// metrics would repeat them.
+	if !opts.disableExporterMetrics {
+		exporterMetrics.MustRegister(guard)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(opts.metricsPath, exporterOnly(exporterMetrics, opts, logger))
+	mux.Handle(opts.metricsPath, handler.OnlyScrapeMethods(exporterOnly(exporterMetrics, opts, logger)))
 	mux.Handle("GET /demo/fleet", servers.discovery(host, opts.metricsPath))
 	mux.HandleFunc("GET /demo/fleet/truth", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, fleet.Truth())
@@ -113,10 +119,21 @@ func runFleet(opts serveOptions, logger *slog.Logger) error {
 		web.LandingLinks{Address: "/demo/fleet", Text: "Simulated servers", Description: "Prometheus HTTP service discovery of the site's simulated servers"},
 		web.LandingLinks{Address: "/demo/fleet/truth", Text: "Site truth", Description: "The simulated site's true rates, per job, user and target"})
 	if err != nil {
+		servers.shutdown(logger)
 		return err
 	}
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	return web.ListenAndServe(server, opts.webConfig, logger)
+	server := guard.server(mux)
+	all := []*http.Server{server}
+	for _, s := range servers {
+		all = append(all, s.http)
+	}
+	err = serveUntilStopped(logger, sigs, scrapes, all, func() error {
+		return web.ListenAndServe(server, opts.webConfig, logger)
+	})
+	if err != nil {
+		servers.shutdown(logger)
+	}
+	return err
 }
 
 // fleetBase returns the host and port of --web.listen-address: the
@@ -166,10 +183,10 @@ type fleetServers []*fleetServer
 // port, in order, as its own exporter would: its own collectors, its own
 // exporter metrics, its own handler. If one cannot listen, those started
 // are shut down.
-func startFleet(fleet *lustresim.Fleet, host string, port int, opts serveOptions, logger *slog.Logger) (fleetServers, error) {
+func startFleet(fleet *lustresim.Fleet, host string, port int, opts serveOptions, logger *slog.Logger, guard *connGuard, scrapes *handler.Scrapes) (fleetServers, error) {
 	var servers fleetServers
 	for i, srv := range fleet.Servers() {
-		s, registry, err := startServer(srv, host, port+1+i, opts, logger)
+		s, registry, err := startServer(srv, host, port+1+i, opts, logger, guard, scrapes)
 		if err != nil {
 			servers.shutdown(logger)
 			return nil, err
@@ -187,21 +204,22 @@ func startFleet(fleet *lustresim.Fleet, host string, port int, opts serveOptions
 	return servers, nil
 }
 
-func startServer(srv lustresim.FleetServer, host string, port int, opts serveOptions, logger *slog.Logger) (*fleetServer, *collector.Registry, error) {
+func startServer(srv lustresim.FleetServer, host string, port int, opts serveOptions, logger *slog.Logger, guard *connGuard, scrapes *handler.Scrapes) (*fleetServer, *collector.Registry, error) {
 	slogger := logger.With("server", srv.Name)
 	registry, err := collector.NewRegistry(collector.Env{Logger: slogger, LctlSource: srv.Source, Lnetctl: lustresim.StartLnetctl})
 	if err != nil {
 		return nil, nil, fmt.Errorf("simulated server %s: %w", srv.Name, err)
 	}
 	mux := http.NewServeMux()
-	mux.Handle(opts.metricsPath, handler.New(registry, newExporterMetrics(opts),
-		handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: slogger}))
+	mux.Handle(opts.metricsPath, handler.New(registry, newExporterMetrics(opts), opts.handlerOptions(slogger, scrapes, guard)))
 	addr := net.JoinHostPort(host, strconv.Itoa(port))
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, nil, fmt.Errorf("simulated server %s: %w", srv.Name, err)
 	}
-	s := &fleetServer{FleetServer: srv, port: port, http: &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}}
+	hs := guard.server(mux)
+	hs.Addr = addr
+	s := &fleetServer{FleetServer: srv, port: port, http: hs}
 	go func() {
 		if err := s.http.Serve(l); !errors.Is(err, http.ErrServerClosed) {
 			slogger.Error("simulated server stopped", "err", err)
@@ -210,8 +228,8 @@ func startServer(srv lustresim.FleetServer, host string, port int, opts serveOpt
 	return s, registry, nil
 }
 
-// shutdown stops the servers, letting scrapes under way finish for a
-// while.
+// shutdown stops the servers when the index could not be served, letting
+// scrapes under way finish for a while.
 func (servers fleetServers) shutdown(logger *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

@@ -22,10 +22,12 @@ import (
 	"github.com/hpcio/hpcio_exporter/internal/darshantest"
 )
 
-// Every `hpcio_exporter …` command line of the README's code blocks runs as
-// written, on this machine, against the project's fixtures or the demo:
-// a server starts and every collector it enables succeeds; a one-shot
-// command (darshan …, dayu …, --version, --help) exits 0.
+// Every `hpcio_exporter …` command line of the code blocks of the
+// project's documents (commandDocs: README.md, CONTRIBUTING.md and every
+// docs/*.md page, where the README's reference text moved) runs as written,
+// on this machine, against the project's fixtures or the demo: a server
+// starts and every collector it enables succeeds; a one-shot command
+// (darshan …, dayu …, --version, --help) exits 0.
 //
 // A command is a line of a fenced code block whose first word is
 // `hpcio_exporter` (or a path ending in /hpcio_exporter, or `go run
@@ -53,23 +55,20 @@ import (
 //   - the DIR of `dayu graph DIR`: fixtures/dayu/json.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
-		t.Skip("-short: starts every server the README shows (the fleet example simulates 5,000 jobs)")
+		t.Skip("-short: starts every server the documents show (the fleet example simulates 5,000 jobs)")
+	}
+	commands := docCommands(t)
+	if len(commands) < minDocCommands {
+		t.Fatalf("only %d hpcio_exporter commands found in %s: fewer than the %d the documents held when their text moved out of the README; is the extraction broken, or did an example get lost?",
+			len(commands), strings.Join(commandDocs(t), ", "), minDocCommands)
 	}
 	bin := buildExporter(t)
-	readme, err := os.ReadFile(filepath.Join(corpus.RepoRoot(), "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	commands := readmeCommands(string(readme))
-	if len(commands) < 8 {
-		t.Fatalf("only %d hpcio_exporter commands found in README.md: is the extraction broken?", len(commands))
-	}
 	env := newCommandEnv(t)
 	servers, oneShots := 0, 0
 	for _, c := range commands {
-		name := fmt.Sprintf("line%d", c.line)
+		name := fmt.Sprintf("%s:%d", strings.ReplaceAll(c.doc, "/", "_"), c.line)
 		t.Run(name, func(t *testing.T) {
-			t.Logf("README.md:%d: %s", c.line, c.text)
+			t.Logf("%s:%d: %s", c.doc, c.line, c.text)
 			args := env.substitute(t, c.args)
 			if isOneShot(args) {
 				oneShots++
@@ -82,14 +81,56 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	t.Logf("%d servers started, %d one-shot commands run", servers, oneShots)
 	if servers == 0 || oneShots == 0 {
-		t.Errorf("%d servers and %d one-shot commands: the README's examples should have both", servers, oneShots)
+		t.Errorf("%d servers and %d one-shot commands: the documents' examples should have both", servers, oneShots)
 	}
 }
 
+// minDocCommands is how many hpcio_exporter command lines the README held
+// before its reference text moved to docs/ (15): the documents together must
+// still show at least as many.
+const minDocCommands = 15
+
 type readmeCommand struct {
+	doc  string // the document, relative to the repository's root
 	line int
 	text string
 	args []string // after the binary
+}
+
+// commandDocs returns the documents whose commands run, relative to the
+// repository's root: README.md, CONTRIBUTING.md and docs/*.md.
+func commandDocs(t *testing.T) []string {
+	t.Helper()
+	pages, err := filepath.Glob(filepath.Join(corpus.RepoRoot(), "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pages) == 0 {
+		t.Fatal("no docs/*.md found")
+	}
+	docs := []string{"README.md", "CONTRIBUTING.md"}
+	for _, p := range pages {
+		docs = append(docs, "docs/"+filepath.Base(p))
+	}
+	return docs
+}
+
+// docCommands returns the hpcio_exporter command lines of every document
+// of commandDocs, in order.
+func docCommands(t *testing.T) []readmeCommand {
+	t.Helper()
+	var out []readmeCommand
+	for _, doc := range commandDocs(t) {
+		text, err := os.ReadFile(filepath.Join(corpus.RepoRoot(), doc))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range readmeCommands(string(text)) {
+			c.doc = doc
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 var (

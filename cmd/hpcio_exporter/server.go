@@ -1,12 +1,18 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"os"
+	"os/signal"
 	"strconv"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/alecthomas/kingpin/v2"
@@ -33,10 +39,22 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	opts.webConfig = webflag.AddFlags(serve, defaultAddress)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
 	serve.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
-	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*).").BoolVar(&opts.disableExporterMetrics)
+	serve.Flag("web.max-connections", "Maximum number of open HTTP connections; at the cap, the connection idle the longest is closed to admit a new one (with none idle, the new one is closed). 0: the open-file limit less "+strconv.Itoa(reserveFiles)+" kept for lctl, drop directories and inotify.").
+		Default("0").IntVar(&opts.maxConnections)
+	serve.Flag("web.idle-timeout", "How long an idle keep-alive connection is kept open between requests: longer than the scrape interval, so that Prometheus keeps its connection.").
+		Default("90s").DurationVar(&opts.idleTimeout)
+	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*, hpcio_exporter_http_*).").BoolVar(&opts.disableExporterMetrics)
 	serve.Flag("web.enable-pprof", "Serve Go's profiles (CPU, heap, goroutines) under /debug/pprof/ and link them from the landing page. Off by default: a profile costs CPU while it runs and tells whoever can reach the port how the process works.").BoolVar(&opts.enablePprof)
 	serve.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
 	addFleetFlags(serve, opts) // fleet.go
+	// Usage errors, checked while parsing: they exit 2, as kingpin's own.
+	// (A command has one validator.)
+	serve.Validate(func(*kingpin.CmdClause) error {
+		if err := opts.validateWeb(); err != nil {
+			return err
+		}
+		return opts.validateFleet()
+	})
 	serve.Flag("lustre.lctl-path", "The lctl binary (a name looked up in $PATH, or a path).").
 		Default("lctl").StringVar(&opts.lctlPath)
 	serve.Flag("lustre.lnetctl-path", "The lnetctl binary (a name looked up in $PATH, or a path); each scrape runs `net show -v 4` and `stats show`.").
@@ -67,12 +85,24 @@ type serveOptions struct {
 	webConfig              *web.FlagConfig
 	metricsPath            string
 	maxRequests            int
+	maxConnections         int
+	idleTimeout            time.Duration
 	disableExporterMetrics bool
 	enablePprof            bool
 	demo                   bool
 	fleet                  fleetOptions
 	drop                   dropFlags // whether --darshan.dir, --dayu.dir were given
 	lctlPath, lnetctlPath  string
+}
+
+func (opts *serveOptions) validateWeb() error {
+	switch {
+	case opts.maxConnections < 0:
+		return errors.New("--web.max-connections must not be negative (0: from the open-file limit)")
+	case opts.idleTimeout <= 0:
+		return errors.New("--web.idle-timeout must be above zero")
+	}
+	return nil
 }
 
 // lustreTools are what the Lustre collectors run: lctl and lnetctl, or
@@ -85,10 +115,18 @@ func lustreTools(opts serveOptions) (lctl.Source, toolrun.StartFunc) {
 }
 
 func runServer(opts serveOptions, logger *slog.Logger) error {
+	// From the start: a signal while the server starts up is handled once
+	// it serves, not by the default action (exit 143 with nothing said).
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
+	guard := newGuard(opts, logger)
+	scrapes := &handler.Scrapes{}
 	if opts.fleet.oss > 0 {
-		return runFleet(opts, logger) // fleet.go: a simulated site, one target per server
+		return runFleet(opts, logger, sigs, guard, scrapes) // fleet.go: a simulated site, one target per server
 	}
 
 	if opts.demo {
@@ -111,8 +149,11 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 	}
 
 	exporterMetrics := newExporterMetrics(opts)
+	if !opts.disableExporterMetrics {
+		exporterMetrics.MustRegister(guard)
+	}
 	mux := http.NewServeMux()
-	mux.Handle(opts.metricsPath, handler.New(registry, exporterMetrics, handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: logger}))
+	mux.Handle(opts.metricsPath, handler.New(registry, exporterMetrics, opts.handlerOptions(logger, scrapes, guard)))
 	if err := addLandingPage(mux, opts); err != nil {
 		return err
 	}
@@ -131,11 +172,116 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 			json.NewEncoder(w).Encode(lustresim.Default().Coverage())
 		})
 	}
-	server := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	if err := web.ListenAndServe(server, opts.webConfig, logger); err != nil {
-		return err
+	server := guard.server(mux)
+	return serveUntilStopped(logger, sigs, scrapes, []*http.Server{server}, func() error {
+		return web.ListenAndServe(server, opts.webConfig, logger)
+	})
+}
+
+// requestTimeout bounds a request that is not a scrape (the landing page,
+// /demo/*, pprof) and what reaches no handler of ours: as long as a scrape
+// without a timeout header.
+const requestTimeout = handler.DefaultTimeout + handler.WriteGrace
+
+func (opts serveOptions) handlerOptions(logger *slog.Logger, scrapes *handler.Scrapes, guard *connGuard) handler.Options {
+	return handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: logger,
+		Scrapes: scrapes, OnCut: guard.cut}
+}
+
+// newGuard returns the guard of the process's connections, with its cap:
+// --web.max-connections, or derived from the open-file limit.
+func newGuard(opts serveOptions, logger *slog.Logger) *connGuard {
+	maxConns, limit := defaultMaxConnections()
+	if opts.maxConnections > 0 {
+		if opts.maxConnections > maxConns {
+			logger.Warn("--web.max-connections is above what the open-file limit leaves for connections: past it, accepting fails (too many open files) and scrapes time out",
+				"max_connections", opts.maxConnections, "open_file_limit", limit, "reserved_files", reserveFiles)
+		}
+		maxConns = opts.maxConnections
 	}
-	return nil
+	logger.Info("HTTP connections", "max_connections", maxConns, "open_file_limit", limit, "idle_timeout", opts.idleTimeout)
+	return newConnGuard(maxConns, opts.idleTimeout, logger)
+}
+
+// serveUntilStopped runs serve, which serves servers until they are shut
+// down, until SIGTERM or SIGINT: then it stops (stop) and returns nil.
+// SIGHUP is logged and changes nothing. An error of serve (a listener that
+// cannot be opened) is returned.
+func serveUntilStopped(logger *slog.Logger, sigs chan os.Signal, scrapes *handler.Scrapes, servers []*http.Server, serve func() error) error {
+	served := make(chan error, 1)
+	go func() { served <- serve() }()
+	for {
+		select {
+		case err := <-served:
+			return err
+		case sig := <-sigs:
+			if sig == syscall.SIGHUP {
+				logger.Info("SIGHUP received: nothing to reload (the web config file is read at each request), still serving")
+				continue
+			}
+			stop(logger, sig, sigs, scrapes, servers)
+			return nil
+		}
+	}
+}
+
+// stop stops the servers on sig: they accept no more connections, close
+// their idle ones, and let the scrapes in flight finish until their
+// deadline (plus the write grace) and no longer, or until a second SIGTERM
+// or SIGINT; then the Lustre tools still running (a run outlives a scrape
+// that went away) are killed with their process groups. One line says so.
+func stop(logger *slog.Logger, sig os.Signal, sigs chan os.Signal, scrapes *handler.Scrapes, servers []*http.Server) {
+	begin := time.Now()
+	inFlight, latest := scrapes.InFlight()
+	ended := scrapes.Ended()
+	// Other requests (the landing page) get a second.
+	ctx, cancel := context.WithDeadline(context.Background(), later(latest, begin.Add(time.Second)))
+	defer cancel()
+	go func() {
+		for {
+			select {
+			case s := <-sigs:
+				if s != syscall.SIGHUP {
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	for _, s := range servers {
+		wg.Go(func() {
+			if err := s.Shutdown(ctx); err != nil {
+				s.Close() // the deadline passed: cut what is left
+			}
+		})
+	}
+	wg.Wait()
+	toolrun.KillAll()
+	left, _ := scrapes.InFlight()
+	logger.Info("stopping", "signal", signalName(sig), "scrapes_in_flight", inFlight,
+		"scrapes_finished", scrapes.Ended()-ended, "scrapes_cut", left, "took", time.Since(begin).Round(time.Millisecond))
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
 
 // newExporterMetrics returns a registry of the exporter's own metrics. The
