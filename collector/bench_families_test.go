@@ -10,8 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/exposition"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 )
 
 // countingWriter counts the bytes of a response.

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/lustre"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 )
 
 // alternatingSource prints its texts in turn, as a server's output changes

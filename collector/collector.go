@@ -21,10 +21,10 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/exposition"
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustre"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 )
 
 // Namespace is the prefix of the exporter's own metrics.

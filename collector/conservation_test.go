@@ -15,9 +15,9 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // With the default flags, the per-job series of a target add up to what
@@ -153,7 +153,7 @@ func componentOf(target string) string {
 // units the exporter's families count (microseconds for operation
 // seconds). A job_id printed more than once for a target (damaged output)
 // counts the sum of its entries, as the exporter counts it at first sight
-// (rates/dups.go); dups says how many entries repeated a job_id.
+// (internal/mechanism/rates/dups.go); dups says how many entries repeated a job_id.
 func jobStatsTotals(t *testing.T, text string) (map[string]uint64, map[string]int) {
 	t.Helper()
 	totals := map[string]uint64{}

@@ -31,8 +31,8 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
-	"github.com/hpcio/hpcio_exporter/dropdir"
-	"github.com/hpcio/hpcio_exporter/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/dropdir"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/logwatch"
 )
 
 var (

@@ -13,9 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/exposition"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
-	"github.com/hpcio/hpcio_exporter/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 )
 
 // BenchmarkDarshanScrape10kJobs: one scrape (gather and write, text

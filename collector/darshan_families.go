@@ -6,8 +6,8 @@ package collector
 
 import (
 	"github.com/hpcio/hpcio_exporter/darshan/signals"
-	"github.com/hpcio/hpcio_exporter/exposition"
-	"github.com/hpcio/hpcio_exporter/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 )
 
 const mib = 1024 * 1024

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
-	"github.com/hpcio/hpcio_exporter/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // --darshan.max-log-memory reaches the reader: a log of 4 MiB of names is

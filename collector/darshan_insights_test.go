@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // smallWritesLog is a one-rank log of n 4 KiB POSIX writes, sequential and

@@ -12,10 +12,10 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
-	"github.com/hpcio/hpcio_exporter/internal/promtool"
-	"github.com/hpcio/hpcio_exporter/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/logwatch"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/promtool"
 )
 
 // darshanLog makes a log (see package darshantest).

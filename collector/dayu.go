@@ -81,8 +81,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/hpcio/hpcio_exporter/dayu"
-	"github.com/hpcio/hpcio_exporter/dropdir"
-	"github.com/hpcio/hpcio_exporter/internal/labelvalue"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/dropdir"
 )
 
 var (

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/hpcio/hpcio_exporter/dayu"
-	"github.com/hpcio/hpcio_exporter/dropdir"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/dropdir"
 )
 
 // Each scan of a DaYu drop directory ends with one line in the log: the

@@ -17,9 +17,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/golden"
-	"github.com/hpcio/hpcio_exporter/internal/promtool"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/promtool"
 )
 
 // newDayuForTest builds the collector over dirs with the given cap.

@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/lustre"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 )
 
 // The demo's server prints every parameter that any Lustre collector asks

@@ -10,10 +10,10 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/exposition"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/jobstats"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 	"github.com/hpcio/hpcio_exporter/jobid"
-	"github.com/hpcio/hpcio_exporter/jobstats"
-	"github.com/hpcio/hpcio_exporter/lctl"
 )
 
 // The jobstats collector exposes the per-job View that each lctl run

@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/jobstats"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/jobstats"
 )
 
 // What the jobstats collector does about cardinality: the rate density

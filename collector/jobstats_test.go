@@ -14,9 +14,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 var fmtSscan = fmt.Sscan
@@ -76,7 +76,7 @@ func TestJobstatsEdgeGolden(t *testing.T) {
 	}
 	// The jobs were there before the exporter first read the target: their
 	// counters start at that read (the snapshot_time), not at their
-	// start_time (jobstats/tracker_test.go, TestCreatedTimestamps).
+	// start_time (internal/lustre/jobstats/tracker_test.go, TestCreatedTimestamps).
 	if !strings.Contains(om, `lustre_job_write_bytes_created{component="ost",target="edge-OST0000",jobid="22",uid="1000",node="n1"} 1.7231146478875158e+09`) {
 		t.Error("OpenMetrics output lacks the created timestamp of the first read")
 	}

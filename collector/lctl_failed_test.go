@@ -8,8 +8,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/logtest"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/logtest"
 )
 
 var collectorSuccess = regexp.MustCompile(`(?m)^hpcio_exporter_scrape_collector_success\{collector="(\w+)"\} (\S+)$`)

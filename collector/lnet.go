@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lnet"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lnet"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
 )
 
 func init() {

@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lnet"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lnet"
 )
 
 // The lnet collector's metrics. Names keep the anchors' where they have

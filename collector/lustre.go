@@ -8,9 +8,9 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustre"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
 )
 
 // Flags shared by the Lustre collectors (lctl) and the lnet collector

@@ -3,8 +3,8 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 )
 
 // The brw_stats collector: the block I/O histograms of every target's

@@ -14,8 +14,8 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // familyCollectorNames are the collectors of the Lustre families other

@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
 )
 
 // The health collector: Lustre's own health_check.

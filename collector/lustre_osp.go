@@ -5,7 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 )
 
 // The osp collector: the state an MDT keeps of each OST and other MDT it

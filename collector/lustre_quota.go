@@ -6,8 +6,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 )
 
 // The quota collector: per-id space and inode usage of every target

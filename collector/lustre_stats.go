@@ -5,8 +5,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 )
 
 // The collectors of Lustre's stats tables (lprocfs counters: "name N

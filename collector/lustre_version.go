@@ -3,7 +3,7 @@ package collector
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hpcio/hpcio_exporter/lustre"
+	"github.com/hpcio/hpcio_exporter/internal/lustre"
 )
 
 // The version collector: the Lustre version the node runs, as an info

@@ -21,9 +21,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
 
-	"github.com/hpcio/hpcio_exporter/exposition"
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/web/exposition"
 )
 
 // The soak: a simulated server scraped every 30 s for hours of its time

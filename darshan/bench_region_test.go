@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/cpuclock"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/cpuclock"
 )
 
 // benchRegion returns the compressed DXT_MPIIO region of the largest corpus log.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/internal/synth"
-	"github.com/hpcio/hpcio_exporter/internal/cpuclock"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/cpuclock"
 )
 
 // Benchmarks of reading every record of the largest corpus logs and of a

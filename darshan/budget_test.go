@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // nameBomb writes a log whose name region inflates to about inflated bytes

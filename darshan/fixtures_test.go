@@ -10,7 +10,7 @@ import (
 	"reflect"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // The logs in fixtures/darshan are made by the generators below with the

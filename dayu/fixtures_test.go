@@ -6,7 +6,7 @@ import (
 	"sort"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // The fixtures are small stats files written for these tests, one workflow

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // seedFiles adds every fixture and, when the shared corpus is there, every

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/hpcio/hpcio_exporter/dropdir"
+	"github.com/hpcio/hpcio_exporter/internal/sidecar/dropdir"
 )
 
 // FileKind says what a file in a workflow directory is.

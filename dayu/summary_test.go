@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/golden"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")

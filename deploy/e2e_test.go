@@ -55,7 +55,7 @@ type jobTruth struct {
 	Churn        bool               `json:"churn"`
 }
 
-// The demo's special jobs (lustresim/special.go).
+// The demo's special jobs (internal/lustre/lustresim/special.go).
 const (
 	churnJob = "90000001"
 	stormJob = "90000002"

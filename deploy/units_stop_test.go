@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/handler"
+	"github.com/hpcio/hpcio_exporter/internal/web/handler"
 )
 
 // unitSetting returns the value of key in a unit's text ("" if unset).

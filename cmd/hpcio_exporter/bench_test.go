@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 )
 
 // peakRSS reads a process' high-water resident set, in bytes.

@@ -18,7 +18,7 @@ import (
 	promslogflag "github.com/prometheus/common/promslog/flag"
 
 	"github.com/hpcio/hpcio_exporter/collector"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // runBinary runs bin with args and returns its stdout, stderr and exit

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // What `darshan dump`, `signals` and `insights` do with files a user could

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // insightsReport is what --format=json must hold: every key of the schema.

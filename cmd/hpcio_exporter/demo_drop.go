@@ -19,7 +19,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 )
 
 // The demo's sidecar inputs: --demo writes a few Darshan logs and two DaYu

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // darshanLines keeps the darshan_* lines of a scrape (the other collectors

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // familyCollectors are the collectors of the Lustre families other than

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 const mib = 1 << 20

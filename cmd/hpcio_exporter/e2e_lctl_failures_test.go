@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/collector"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // sampleValue returns the value of the sample named exactly series

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 var collectorSuccess = regexp.MustCompile(`(?m)^hpcio_exporter_scrape_collector_success\{collector="([^"]+)"\} (\S+)$`)

@@ -21,9 +21,9 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/collector"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/golden"
-	"github.com/hpcio/hpcio_exporter/internal/promtool"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/promtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")

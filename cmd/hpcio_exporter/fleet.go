@@ -19,8 +19,8 @@ import (
 	"github.com/prometheus/exporter-toolkit/web"
 
 	"github.com/hpcio/hpcio_exporter/collector"
-	"github.com/hpcio/hpcio_exporter/handler"
-	"github.com/hpcio/hpcio_exporter/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/web/handler"
 )
 
 // --demo --demo.fleet.oss=N simulates a whole site (lustresim.Fleet): an

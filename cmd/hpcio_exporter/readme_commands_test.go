@@ -18,8 +18,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
-	"github.com/hpcio/hpcio_exporter/internal/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
 // Every `hpcio_exporter …` command line of the code blocks of the

@@ -26,10 +26,10 @@ import (
 	webflag "github.com/prometheus/exporter-toolkit/web/kingpinflag"
 
 	"github.com/hpcio/hpcio_exporter/collector"
-	"github.com/hpcio/hpcio_exporter/handler"
-	"github.com/hpcio/hpcio_exporter/lctl"
-	"github.com/hpcio/hpcio_exporter/lustresim"
-	"github.com/hpcio/hpcio_exporter/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/web/handler"
 )
 
 // addServeFlags declares the server's flags on serve, its command, and

@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // Every log of the shared corpus is evaluated and each trigger compared with

@@ -7,7 +7,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/internal/synth"
-	"github.com/hpcio/hpcio_exporter/internal/cpuclock"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/cpuclock"
 )
 
 // Benchmarks of Dump (darshan-parser --show-incomplete) from the log file in

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // The report of every log of the shared corpus is compared, signal by

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // FuzzReport feeds arbitrary bytes through the reader into the signals:

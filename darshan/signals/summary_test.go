@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 func fixtureLog(t testing.TB, name string) *darshan.Log {

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // ARCHITECTURE.md names every package of the module, as `path/of/package`.

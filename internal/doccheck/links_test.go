@@ -12,7 +12,7 @@ import (
 	"testing"
 	"unicode"
 
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // Every link of the repository's Markdown documents to a relative path

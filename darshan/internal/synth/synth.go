@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
-	"github.com/hpcio/hpcio_exporter/internal/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 )
 
 // Large returns a log of a job of ranks ranks with records records in

@@ -1,0 +1,292 @@
+package jobstats
+
+import (
+	"encoding/binary"
+
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/jobid"
+)
+
+// View is what one lctl run left of the per-job state: published once,
+// never changed, read by any number of scrapes at once. A scrape that
+// writes it slowly to a congested client holds nothing the next run needs.
+type View struct {
+	// Format is the jobid_name the job_ids were read with; FormatFrom says
+	// where it came from: flag, lctl or default.
+	Format, FormatFrom string
+	// Bounds are the upper bounds of the rate density buckets.
+	Bounds  []float64
+	Targets []*TargetView
+	// Err tells why the run met no job_stats at all (not a Lustre server,
+	// jobstats off); nil when it did, or when the run itself failed.
+	Err error
+
+	arena *arena // the rows and totals of Targets
+}
+
+// TargetView is one OST's or MDT's part of a View.
+type TargetView struct {
+	Component, Target string
+	// Outcomes counts the entries read since the exporter started, by
+	// what their job_id turned out to be.
+	Outcomes   [jobid.NumOutcomes]uint64
+	Malformed  uint64 // lines of job_stats skipped, since the start
+	Duplicates uint64 // entries printed twice in one output, since the start
+	RawSeries  int    // raw job_ids tracked
+	Identities int    // identities with totals, "_other" included
+	Active     int    // identities seen in the run
+	Density    []Density
+	// Counted holds, by slot, every increment the target's identities
+	// got since CountedSince (Unix seconds; the target's first run, or its
+	// return after being forgotten): what its per-job series add up to
+	// over their lifetimes, "_other" and "_untrusted" included, whatever
+	// came and went. Nil for a forgotten target.
+	Counted      []uint64
+	CountedSince float64
+	// Ops are the target's operations in the order lctl first printed
+	// them; their slots index the values of Rows.
+	Ops  []Op
+	Rows []Row
+	// The totals of Rows, see Values.
+	words int // mask words per row
+	masks []uint64
+	data  []byte
+}
+
+// Op is one job_stats operation of a target.
+type Op struct {
+	Name string
+	Unit lctl.Unit
+	// Samples and Sum are the slots of its sample count and of its sum,
+	// Sum -1 when the operation has none (unit reqs, or a unit that is
+	// neither bytes nor usecs).
+	Samples, Sum int
+}
+
+// Row is one identity with series: its labels, the time its first raw
+// series started (Unix seconds, 0 when Lustre does not say) and its
+// monotonic totals.
+type Row struct {
+	// Key is shared with the tracker, which never changes a key once
+	// made.
+	Key     *Key
+	Created float64
+	data    uint32 // where its totals start in TargetView.data
+}
+
+// Values returns the totals of row i.
+func (t *TargetView) Values(i int) Values {
+	first := i * t.words
+	return Values{mask: t.masks[first : first+t.words], data: t.data[t.Rows[i].data:]}
+}
+
+// Values are the totals of one row: a bit per slot tells which totals are
+// stored, in slot order, each as a uvarint. Most identities touch a few of
+// a target's operations, and most totals take a few bytes: a row costs
+// tens of bytes instead of eight per slot, and the two Views a server
+// keeps (the published one, the one being written) cost less than the
+// totals they copy.
+type Values struct {
+	mask []uint64
+	data []byte
+	next int // the first slot Get may still be asked for
+}
+
+// Get returns the total of slot, and whether it is stored: a zero total
+// is not, unless the tracker was told to emit zeros. Slots must be asked
+// for in increasing order: Get reads the totals as it goes.
+func (v *Values) Get(slot int) (uint64, bool) {
+	if slot < v.next {
+		panic("jobstats: Values.Get out of order")
+	}
+	// Step over the totals of the slots before it.
+	for w := v.next >> 6; w < len(v.mask) && w <= slot>>6; w++ {
+		m := v.mask[w]
+		if w == v.next>>6 {
+			m &^= 1<<uint(v.next&63) - 1
+		}
+		if w == slot>>6 {
+			m &= 1<<uint(slot&63) - 1
+		}
+		for ; m != 0; m &= m - 1 {
+			v.skip()
+		}
+	}
+	v.next = slot + 1
+	if w := slot >> 6; w >= len(v.mask) || v.mask[w]&(1<<uint(slot&63)) == 0 {
+		return 0, false
+	}
+	x, n := binary.Uvarint(v.data)
+	v.data = v.data[n:]
+	return x, true
+}
+
+func (v *Values) skip() {
+	i := 0
+	for v.data[i] >= 0x80 {
+		i++
+	}
+	v.data = v.data[i+1:]
+}
+
+// arena holds the rows and totals of every target of a View in three
+// arrays. A View's arena is handed back (Tracker.Recycle) once no scrape
+// reads the View any more, and the next run's View is written into it: at
+// a hundred thousand jobs, a new arena per run is ten megabytes of garbage
+// per scrape, and a heap that grows to twice its size between collections.
+type arena struct {
+	rows  []Row
+	masks []uint64
+	data  []byte
+}
+
+// maxSpareArenas is how many arenas the tracker keeps for reuse: with the
+// published View's, two, which a steady server needs (the published one,
+// and the one being written); a scrape still writing an older View costs a
+// new arena, which the collector takes back.
+const maxSpareArenas = 1
+
+// Recycle hands back the arena of a View no one reads any more, for a
+// later run to reuse. The caller must be sure of that: the View's rows and
+// totals will be overwritten. Views not recycled are simply collected.
+func (t *Tracker) Recycle(v *View) {
+	if v == nil || v.arena == nil {
+		return
+	}
+	a := v.arena
+	v.arena = nil
+	t.spareMu.Lock()
+	if len(t.spare) < maxSpareArenas {
+		t.spare = append(t.spare, a)
+	}
+	t.spareMu.Unlock()
+}
+
+// arenaFor returns an arena that holds rows rows, masks mask words and
+// size bytes of totals: a spare one, with whatever of it is too small
+// replaced. A spare too small is taken all the same, not left in the
+// spares: totals only grow, so it would never fit again, and it would keep
+// out the arenas recycled after it, which do.
+func (t *Tracker) arenaFor(rows, masks, size int) *arena {
+	t.spareMu.Lock()
+	a := &arena{}
+	if n := len(t.spare); n > 0 {
+		a = t.spare[n-1]
+		t.spare = t.spare[:n-1]
+	}
+	t.spareMu.Unlock()
+	// Room to grow: jobs come and go and totals grow, and an arena a
+	// little too small for the next run would be made anew.
+	grow := func(n int) int { return n + n/8 + 64 }
+	if cap(a.rows) < rows {
+		a.rows = make([]Row, 0, grow(rows))
+	}
+	if cap(a.masks) < masks {
+		a.masks = make([]uint64, 0, grow(masks))
+	}
+	if cap(a.data) < size {
+		a.data = make([]byte, 0, grow(size))
+	}
+	clear(a.rows[rows:cap(a.rows)]) // no old identity kept alive
+	a.rows, a.masks, a.data = a.rows[:rows], a.masks[:masks], a.data[:0]
+	clear(a.masks)
+	return a
+}
+
+// publish makes the View of the run just ended.
+func (t *Tracker) publish(err error) *View {
+	v := &View{Format: t.format.String(), FormatFrom: t.formatFrom, Bounds: t.bounds, Err: err,
+		Targets: make([]*TargetView, 0, len(t.order))}
+	// The identities with series of each target, and the space they take.
+	shown := make([][]*identity, len(t.order))
+	var rows, masks, size int
+	for i, tg := range t.order {
+		if tg.group == nil {
+			continue
+		}
+		ids := tg.group.Identities()
+		if tg.visible != nil {
+			ids = tg.visible
+		}
+		shown[i] = ids
+		slots := len(tg.group.SlotNames())
+		rows += len(ids)
+		masks += len(ids) * words(slots)
+		for _, id := range ids {
+			if t.emitZero {
+				size += slots - id.Totals.Len() // a zero takes a byte
+			}
+			for _, x := range id.Totals.All() {
+				if x != 0 || t.emitZero {
+					size += uvarintLen(x)
+				}
+			}
+		}
+	}
+	v.arena = t.arenaFor(rows, masks, size)
+	rows, masks = 0, 0
+	for i, tg := range t.order {
+		tv := &TargetView{Component: tg.component, Target: tg.target,
+			Outcomes: tg.outcomes, Malformed: tg.malformedLines, Duplicates: tg.duplicates}
+		v.Targets = append(v.Targets, tv)
+		if tg.group == nil {
+			continue // forgotten: its identities with it
+		}
+		// Not nil, also before any slot: nil says the target was forgotten.
+		tv.Counted = append([]uint64{}, tg.group.Counted()...)
+		tv.CountedSince = float64(tg.group.Created.UnixNano()) / 1e9
+		tv.RawSeries = tg.group.Len()
+		tv.Identities = len(tg.group.Identities())
+		tv.Active = tg.active
+		tv.Density = tg.density
+		tv.Ops = make([]Op, len(tg.opList))
+		for i, o := range tg.opList {
+			tv.Ops[i] = Op{Name: o.op, Unit: o.unit, Samples: o.samples, Sum: o.sum}
+		}
+		slots := len(tg.group.SlotNames())
+		n, w := len(shown[i]), words(slots)
+		tv.words = w
+		tv.Rows = v.arena.rows[rows : rows+n : rows+n]
+		tv.masks = v.arena.masks[masks : masks+n*w : masks+n*w]
+		rows, masks = rows+n, masks+n*w
+		start := len(v.arena.data)
+		v.arena.data = t.encodeRows(tv, shown[i], slots, v.arena.data)
+		tv.data = v.arena.data[start:len(v.arena.data):len(v.arena.data)]
+	}
+	return v
+}
+
+func words(slots int) int { return (slots + 63) / 64 }
+
+// encodeRows writes the rows and masks of ids in tv, and appends their
+// totals to data.
+func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int, data []byte) []byte {
+	start := len(data)
+	for i, id := range ids {
+		first := i * tv.words
+		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, data: uint32(len(data) - start)}
+		if t.emitZero {
+			for slot := range slots {
+				tv.masks[first+slot>>6] |= 1 << uint(slot&63)
+				data = binary.AppendUvarint(data, id.Total(slot))
+			}
+			continue
+		}
+		for slot, v := range id.Totals.All() {
+			if v != 0 {
+				tv.masks[first+slot>>6] |= 1 << uint(slot&63)
+				data = binary.AppendUvarint(data, v)
+			}
+		}
+	}
+	return data
+}
+
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
+}

@@ -1,0 +1,133 @@
+package lctl
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+)
+
+// trace scans data with the sequential parser, or with a concurrent one
+// cutting chunks of chunkSize, and writes down everything the handler got.
+// A "\x00" in data cuts the output there, as a killed lctl does.
+func trace(data []byte, chunkSize int) string {
+	var s summarizer
+	text, cut := data, false
+	if i := bytes.IndexByte(data, 0); i >= 0 {
+		text, cut = data[:i], true
+	}
+	var r io.Reader = bytes.NewReader(text)
+	if cut {
+		r = io.MultiReader(r, errReader{})
+	}
+	err := Scan(r, "obdfilter.fuzz-OST0000.job_stats", func(param string) SectionParser {
+		if _, _, ok := JobStatsParam(param); !ok {
+			return nil
+		}
+		fmt.Fprintf(&s.out, "param %s\n", param)
+		if chunkSize == 0 {
+			return NewJobStatsParser(&s)
+		}
+		return newConcurrentJobStatsParser(&s, chunkSize, 3)
+	})
+	fmt.Fprintf(&s.out, "err %v\n", err)
+	return s.out.String()
+}
+
+// The concurrent parser hands the handler exactly what the sequential one
+// does, wherever the chunks are cut.
+func TestConcurrentJobStatsSameAsSequential(t *testing.T) {
+	inputs := map[string][]byte{}
+	for _, name := range []string{"jobstats-edge.txt", "families-oss-2.15.txt"} {
+		data, err := os.ReadFile(filepath.Join(corpus.Fixtures(t, "lustre"), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = data
+	}
+	var big bytes.Buffer
+	big.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
+	for i := range 3000 {
+		fmt.Fprintf(&big, "- job_id: %d:1000:n%d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, i%7, 1700000000+i, i, 4096*i)
+		if i%500 == 7 {
+			big.WriteString("  garbage line\n- not_a_job: 1\n")
+		}
+	}
+	inputs["big"] = big.Bytes()
+	inputs["big cut"] = append(append([]byte(nil), big.Bytes()[:big.Len()-40]...), 0)
+	for name, data := range inputs {
+		want := trace(data, 0)
+		for _, size := range []int{1, 100, 4096, 1 << 20} {
+			if got := trace(data, size); got != want {
+				t.Errorf("%s, chunks of %d: differs from the sequential parser\n%s", name, size, firstDifference(want, got))
+			}
+		}
+	}
+}
+
+func firstDifference(a, b string) string {
+	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
+	for i := range min(len(al), len(bl)) {
+		if al[i] != bl[i] {
+			return fmt.Sprintf("line %d:\n  sequential: %s\n  concurrent: %s", i+1, al[i], bl[i])
+		}
+	}
+	return fmt.Sprintf("%d lines against %d", len(al), len(bl))
+}
+
+// FuzzConcurrentJobStats: on any output, the concurrent parser and the
+// sequential one agree, with chunks cut anywhere an entry opens.
+func FuzzConcurrentJobStats(f *testing.F) {
+	addSeeds(f)
+	f.Add([]byte("job_stats:\n- job_id: a\n  x: { samples: 1 }\n- junk\n- job_id: b\n  read_bytes: { samples: 2, unit: bytes, sum: 3 }\n\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		want := trace(data, 0)
+		for _, size := range []int{1, 1 + len(data)/5} {
+			if got := trace(data, size); got != want {
+				t.Fatalf("chunks of %d: %s", size, firstDifference(want, got))
+			}
+		}
+	})
+}
+
+// The helpers never run more than a few chunks ahead of the handler: a
+// handler that stalls holds the parse back.
+func TestConcurrentJobStatsBounded(t *testing.T) {
+	var s slowHandler
+	p := newConcurrentJobStatsParser(&s, 64, 2)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := range 10000 {
+			p.Line([]byte(fmt.Sprintf("- job_id: %d", i)))
+			p.Line([]byte("  write_bytes: { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }"))
+			if got := p.sent - p.done; got > 2 {
+				t.Errorf("%d chunks in flight, bound 2", got)
+				return
+			}
+		}
+		p.End(true)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the parser did not finish")
+	}
+	if s.jobs != 10000 || s.stats.Jobs != 10000 {
+		t.Errorf("%d entries delivered, stats say %d", s.jobs, s.stats.Jobs)
+	}
+}
+
+type slowHandler struct {
+	jobs  int
+	stats SectionStats
+}
+
+func (h *slowHandler) Job(*JobStat)                { h.jobs++ }
+func (h *slowHandler) End(_ bool, st SectionStats) { h.stats = st }

@@ -1,0 +1,302 @@
+// Package lustre is the Lustre source of a scrape: it gathers what every
+// Lustre collector needs into one `lctl get_param` run, reads its output as
+// it streams in with the parsers of package lctl, feeds the job_stats to
+// the job tracker (package jobstats) without holding them, and publishes
+// the rest as a typed, immutable Snapshot.
+//
+// Running the command (deadline, process group, one run for concurrent
+// scrapes, accounting) is package toolrun's; what the values mean as
+// metrics is package collector's.
+package lustre
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/lustre/jobstats"
+	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+)
+
+// Kind says how the parameters of a request are read.
+type Kind int
+
+const (
+	Stats     Kind = iota + 1 // lprocfs stats tables → Snapshot.Stats
+	Values                    // single numbers → Snapshot.Values
+	BrwStats                  // brw_stats histograms → Snapshot.Brw
+	Recovery                  // recovery_status → Snapshot.Recovery
+	Changelog                 // changelog_users → Snapshot.Changelogs
+	Quota                     // quota accounting and limits → Snapshot.Quotas
+	Health                    // health_check → Snapshot.Health
+	Versions                  // version → Snapshot.Versions
+)
+
+// A Request asks the source for parameters.
+type Request struct {
+	// Owner is who asked (a collector's name): bad input is counted and
+	// logged under it.
+	Owner    string
+	Kind     Kind
+	Patterns []string
+	// Match picks the request's parameters among those lctl prints (one
+	// run prints the parameters of every request); nil matches Patterns
+	// as lctl globs them.
+	Match func(param string) bool
+}
+
+func (r *Request) matches(param string) bool {
+	if r.Match != nil {
+		return r.Match(param)
+	}
+	for _, p := range r.Patterns {
+		if lctl.MatchPattern(p, param) {
+			return true
+		}
+	}
+	return false
+}
+
+// Config configures a Source.
+type Config struct {
+	// Lctl prints get_param output: the lctl command, or a simulator.
+	Lctl   lctl.Source
+	Bounds toolrun.Bounds
+	Logger *slog.Logger
+	// Now, when set, replaces the clock of the runs (tests).
+	Now func() time.Time
+}
+
+// Source runs lctl once per scrape for every request, and once for
+// concurrent scrapes. Requests are added before the first Snapshot.
+type Source struct {
+	lctl     lctl.Source
+	logger   *slog.Logger
+	now      func() time.Time
+	requests []Request
+	jobs     *jobstats.Tracker
+	jobOwner string
+	runner   *toolrun.Runner[*Snapshot]
+	counts   toolrun.Counts
+
+	// mu guards latest and the references of every snapshot: a snapshot
+	// whose last reference goes hands its job view back to the tracker
+	// (Release), so taking a reference must not race with giving one up.
+	mu     sync.Mutex
+	latest *Snapshot
+
+	// State of the runs, which never overlap.
+	lastErr  string // the latest run's failure, to log a repeated one once
+	warned   map[string]bool
+	badInput map[string]uint64
+}
+
+// New returns a Source with no requests.
+func New(cfg Config) *Source {
+	s := &Source{lctl: cfg.Lctl, logger: cfg.Logger, now: cfg.Now, warned: map[string]bool{}, badInput: map[string]uint64{}}
+	if s.logger == nil {
+		s.logger = slog.New(slog.DiscardHandler)
+	}
+	s.logger = s.logger.With("source", "lctl")
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.runner = toolrun.NewRunner("lctl", cfg.Bounds, s.run)
+	return s
+}
+
+// Add adds a request to every run.
+func (s *Source) Add(r Request) { s.requests = append(s.requests, r) }
+
+// TrackJobs feeds the job_stats of every run to t, for owner.
+func (s *Source) TrackJobs(owner string, t *jobstats.Tracker) { s.jobs, s.jobOwner = t, owner }
+
+// Patterns are the get_param patterns of one run, each once.
+func (s *Source) Patterns() []string {
+	var out []string
+	add := func(ps []string) {
+		for _, p := range ps {
+			if !slices.Contains(out, p) {
+				out = append(out, p)
+			}
+		}
+	}
+	if s.jobs != nil {
+		add(s.jobs.Patterns())
+	}
+	for _, r := range s.requests {
+		add(r.Patterns)
+	}
+	return out
+}
+
+// Snapshot returns the snapshot of a run made for this scrape (or joined
+// while under way), waiting as long as ctx allows. With an error, the
+// snapshot is still the best there is: that of a run that failed (holding
+// what it read before), or, when ctx expired first, the latest published
+// one, which may be nil. The caller holds a reference to the snapshot,
+// which it gives back with Release once it no longer reads it.
+func (s *Source) Snapshot(ctx context.Context) (*Snapshot, error) {
+	snap, err := s.runner.Do(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if snap == nil || snap.refs == 0 {
+		// None, or one so old that every reference to it went: the
+		// latest, which is newer, will do.
+		snap = s.latest
+	}
+	if snap != nil {
+		snap.refs++
+	}
+	return snap, err
+}
+
+// Release gives back a reference taken by Snapshot. After the last, the
+// snapshot's job view is handed back for reuse: nothing may read it then.
+func (s *Source) Release(snap *Snapshot) {
+	if snap == nil {
+		return
+	}
+	s.mu.Lock()
+	snap.refs--
+	last := snap.refs == 0
+	s.mu.Unlock()
+	if last && s.jobs != nil {
+		s.jobs.Recycle(snap.Jobs)
+	}
+}
+
+// Runs returns the runs so far by result (indexed by toolrun.Result) and
+// the duration of the latest.
+func (s *Source) Runs() ([len(toolrun.Results)]uint64, time.Duration) { return s.counts.Get() }
+
+// run executes one lctl get_param for every request and reads its output
+// as it streams in.
+func (s *Source) run(ctx context.Context) (*Snapshot, error) {
+	begin := s.now()
+	b := &builder{src: s, snap: &Snapshot{Time: begin}, seen: map[string]bool{}}
+	if s.jobs != nil {
+		s.jobs.BeginRun(begin)
+	}
+	result, err := toolrun.OK, error(nil)
+	var exit *toolrun.ExitError
+	if patterns := s.Patterns(); len(patterns) > 0 {
+		result, exit, err = b.read(ctx, patterns)
+	}
+	snap := b.snap
+	if s.jobs != nil {
+		s.retireUnread()
+		var exitErr error
+		if exit != nil {
+			exitErr = exit
+		}
+		snap.Jobs = s.jobs.EndRun(err, exitErr)
+	}
+	snap.Duration = s.now().Sub(begin)
+	s.counts.Add(result, snap.Duration)
+	snap.Result, snap.Err, snap.Exit = result, err, exit
+	snap.Runs, _ = s.counts.Get()
+	snap.BadInput = make(map[string]uint64, len(s.badInput))
+	for owner, n := range s.badInput {
+		snap.BadInput[owner] = n
+	}
+	s.report(err)
+	// The source holds the latest snapshot, for scrapes that cannot wait
+	// for a run of their own.
+	s.mu.Lock()
+	old := s.latest
+	s.latest, snap.refs = snap, 1
+	s.mu.Unlock()
+	s.Release(old)
+	return snap, err
+}
+
+// read runs lctl and routes its output.
+func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, *toolrun.ExitError, error) {
+	out, err := b.src.lctl.GetParam(ctx, patterns)
+	if err != nil {
+		return toolrun.Failed, nil, fmt.Errorf("lctl get_param: %w", err)
+	}
+	scanErr := lctl.Scan(out, "", b.route)
+	result, err := toolrun.Classify(scanErr, out.Close())
+	var exit *toolrun.ExitError
+	switch {
+	case result == toolrun.Partial && b.routed == 0:
+		// A non-zero exit and not one parameter asked for: nothing
+		// worked (sudo asking for a password, lctl on a node with no
+		// Lustre target). Every Lustre collector fails, as it must for
+		// an alert to fire; the tool's own message says why.
+		result = toolrun.Failed
+		err = fmt.Errorf("lctl get_param printed no parameter asked for: %w", err)
+	case result == toolrun.Partial:
+		// Some pattern matched nothing; what matched was printed. Each
+		// collector tells whether it got what it needs.
+		errors.As(err, &exit)
+		b.src.logger.Debug("lctl get_param exited non-zero", "err", err)
+		err = nil
+	case result == toolrun.Failed && scanErr != nil:
+		err = fmt.Errorf("reading lctl get_param output: %w", err)
+	case err != nil:
+		err = fmt.Errorf("lctl get_param: %w", err)
+	}
+	return result, exit, err
+}
+
+// retireUnread gives up the latest snapshot before the next View is
+// written, when no scrape reads it, so that the next View is written into
+// the arena it frees: a steady server then keeps one copy of its per-job
+// totals, not two. A scrape that gives up waiting meanwhile finds no
+// snapshot instead of the one just retired; it fails as it would anyway.
+func (s *Source) retireUnread() {
+	s.mu.Lock()
+	old := s.latest
+	if old == nil || old.refs != 1 {
+		s.mu.Unlock()
+		return
+	}
+	s.latest, old.refs = nil, 0
+	s.mu.Unlock()
+	s.jobs.Recycle(old.Jobs)
+}
+
+// report logs a run's failure once for all the Lustre collectors it fails,
+// at error level when it is new, at debug level when it repeats, and its
+// recovery at info level.
+func (s *Source) report(err error) {
+	msg := ""
+	if err != nil {
+		msg = err.Error()
+	}
+	switch {
+	case msg == s.lastErr && err != nil:
+		s.logger.Debug("lctl run failed again", "err", err)
+	case err != nil:
+		s.logger.Error("lctl run failed; every Lustre collector reports failure", "err", err)
+	case s.lastErr != "":
+		s.logger.Info("lctl runs again")
+	}
+	s.lastErr = msg
+}
+
+// bad reports input a parser could not read; only the run goroutine calls
+// it. The first report for a kind of parameter (its leaf name) and reason
+// is a warning; later ones are debug lines, so that a server that always
+// prints "not supported" for a value does not fill the log. count is the
+// number of values or lines dropped.
+func (s *Source) bad(owner, param, reason string, count int, detail ...any) {
+	s.badInput[owner] += uint64(count)
+	key := owner + "\x00" + lctl.ParamLeaf(param) + "\x00" + reason
+	first := !s.warned[key]
+	s.warned[key] = true
+	args := append([]any{"collector", owner, "param", param, "reason", reason, "dropped", count}, detail...)
+	if first {
+		s.logger.Warn("bad input from lctl dropped (later ones of this kind are logged at debug level)", args...)
+	} else {
+		s.logger.Debug("bad input from lctl dropped", args...)
+	}
+}
