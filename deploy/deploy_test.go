@@ -700,7 +700,7 @@ func TestWebConfig(t *testing.T) {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("https with the documented user: %d %v\n%s", code, err, p.tail(20))
+			t.Fatalf("https with the documented user: %d %v\n%s", code, err, p.Tail(20))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // The cardinality budget of a site (docs/scale-out.md): for simulated
@@ -143,8 +145,7 @@ func measureBudget(t *testing.T, vm, bin string, site budgetSite, p budgetProfil
 	t.Run(fmt.Sprintf("osts=%d,jobs=%d,%s", site.osts(), site.jobs, strings.Fields(p.name)[0]), func(t *testing.T) {
 		dir := t.TempDir()
 		servers := 1 + site.oss
-		base := freePortBlock(t, 1+servers)
-		fleetAddr := fmt.Sprintf("127.0.0.1:%d", base)
+		fleetAddr := exportertest.FreeAddresses(t, 1+servers)
 		args := append(unitArgs(t, "systemd/hpcio-exporter.service", map[string]string{"--web.listen-address": fleetAddr}, "--web.config.file"),
 			"--demo", fmt.Sprintf("--demo.fleet.oss=%d", site.oss), fmt.Sprintf("--demo.fleet.osts-per-oss=%d", site.ostsPerOSS),
 			fmt.Sprintf("--demo.fleet.jobs=%d", site.jobs))
@@ -227,7 +228,7 @@ func measureBudget(t *testing.T, vm, bin string, site budgetSite, p budgetProfil
 			t.Fatal(err)
 		}
 		row.stored = tsdb.Data.TotalSeries
-		row.vmRSS, _, _ = procUsage(vmProc.cmd.Process.Pid)
+		row.vmRSS, _, _ = procUsage(vmProc.Cmd.Process.Pid)
 	})
 	return row
 }

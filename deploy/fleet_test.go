@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // The fleet test's site: one MDS with one MDT and eight OSS with two OSTs
@@ -87,8 +89,7 @@ func TestFleet(t *testing.T) {
 	// serves the targets (HTTP SD) and the truth, each server listens on
 	// one of the following ports.
 	servers := 1 + fleetOSS // one MDS holds the MDTs
-	base := freePortBlock(t, 1+servers)
-	fleetAddr := fmt.Sprintf("127.0.0.1:%d", base)
+	fleetAddr := exportertest.FreeAddresses(t, 1+servers)
 	fleet := startNiced(t, "fleet", bin, append(unitArgs(t, "systemd/hpcio-exporter.service",
 		map[string]string{"--web.listen-address": fleetAddr}, "--web.config.file"), "--demo",
 		fmt.Sprintf("--demo.fleet.oss=%d", fleetOSS), fmt.Sprintf("--demo.fleet.osts-per-oss=%d", fleetOSTsPerOSS),
@@ -233,12 +234,12 @@ func TestFleet(t *testing.T) {
 	procs := []*process{fleet, vmProc, agents[0], agents[1], vmalert, prom}
 	var usage []string
 	for _, p := range procs {
-		rss, cpu, err := procUsage(p.cmd.Process.Pid)
+		rss, cpu, err := procUsage(p.Cmd.Process.Pid)
 		if err != nil {
-			t.Logf("%s: %v", p.name, err)
+			t.Logf("%s: %v", p.Name, err)
 			continue
 		}
-		usage = append(usage, fmt.Sprintf("%s %.0f MiB, %.0f CPU s (%.2f cores)", p.name, rss/(1<<20), cpu, cpu/time.Since(begin).Seconds()))
+		usage = append(usage, fmt.Sprintf("%s %.0f MiB, %.0f CPU s (%.2f cores)", p.Name, rss/(1<<20), cpu, cpu/time.Since(begin).Seconds()))
 	}
 	t.Logf("FIGURES: resident memory and CPU since start: %s", strings.Join(usage, "; "))
 	t.Logf("fleet test took %v", time.Since(begin).Round(time.Second))

@@ -5,41 +5,26 @@
 package deploy
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // installHint is what a skipped test says.
 const installHint = "apt-get install prometheus prometheus-alertmanager"
 
-// tmpRoot holds what the tests share (the built exporter); removed by TestMain.
-var tmpRoot string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hpcio-deploy-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	tmpRoot = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(exportertest.Main(m)) }
 
 // underCI reports whether the tests run in CI, where every tool must be
 // present (.ci/run installs them).
@@ -61,27 +46,8 @@ func needTool(t testing.TB, names ...string) string {
 	return ""
 }
 
-var (
-	buildOnce sync.Once
-	buildPath string
-	buildErr  error
-)
-
 // exporterBinary builds cmd/hpcio_exporter once per test run.
-func exporterBinary(t testing.TB) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		buildPath = filepath.Join(tmpRoot, "hpcio_exporter")
-		cmd := exec.Command("go", "build", "-o", buildPath, "../cmd/hpcio_exporter")
-		if out, err := cmd.CombinedOutput(); err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
-	}
-	return buildPath
-}
+func exporterBinary(t testing.TB) string { return exportertest.Binary(t) }
 
 // run runs a tool and returns its combined output.
 func run(t testing.TB, name string, args ...string) (string, error) {
@@ -93,65 +59,17 @@ func run(t testing.TB, name string, args ...string) (string, error) {
 }
 
 // freePort returns a loopback address nothing listens on now.
-func freePort(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freePort(t testing.TB) string { return exportertest.FreeAddress(t) }
 
-// process is a server the test started; it is always killed at the end.
-type process struct {
-	name string
-	cmd  *exec.Cmd
-	logs *lockedBuffer
-}
+// process is a server the test started (Prometheus, Alertmanager,
+// VictoriaMetrics, the exporter); it is stopped when the test ends.
+type process = exportertest.Process
 
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// tail returns the last n lines of the process' output.
-func (p *process) tail(n int) string {
-	lines := strings.Split(strings.TrimRight(p.logs.String(), "\n"), "\n")
-	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// start starts a server in its own process group and registers its kill:
-// SIGKILL to the group, then Wait, whatever the test's outcome.
+// start starts a server in its own process group; it is stopped when the
+// test ends (SIGTERM, then SIGKILL to its group).
 func start(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
-	p := &process{name: name, logs: &lockedBuffer{}}
-	p.cmd = exec.Command(bin, args...)
-	p.cmd.Stdout, p.cmd.Stderr = p.logs, p.logs
-	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := p.cmd.Start(); err != nil {
-		t.Fatalf("starting %s: %v", name, err)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-		p.cmd.Wait()
-		if t.Failed() {
-			t.Logf("%s, last lines of its log:\n%s", name, p.tail(25))
-		}
-	})
-	return p
+	return exportertest.Start(t, name, bin, args...)
 }
 
 // waitHTTP waits until GET url answers 200.
@@ -168,8 +86,8 @@ func waitHTTP(t *testing.T, p *process, u string, within time.Duration) {
 				return
 			}
 		}
-		if p.cmd.ProcessState != nil || time.Now().After(deadline) {
-			t.Fatalf("%s does not answer %s (%v)\n%s", p.name, u, err, p.tail(25))
+		if p.Exited() || time.Now().After(deadline) {
+			t.Fatalf("%s does not answer %s (%v)\n%s", p.Name, u, err, p.Tail(25))
 		}
 		time.Sleep(200 * time.Millisecond)
 	}

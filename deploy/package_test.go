@@ -312,8 +312,8 @@ func installDeb(t *testing.T, deb, version string) {
 		!strings.Contains(string(body), `hpcio_exporter_build_info{`) || !strings.Contains(string(body), `version="`+version+`"`) {
 		t.Errorf("the installed demo's scrape: %s, %d bytes", resp.Status, len(body))
 	}
-	p.cmd.Process.Kill()
-	p.cmd.Wait()
+	p.Cmd.Process.Kill()
+	p.Wait()
 
 	if out, err := root("dpkg", "--remove", "hpcio-exporter"); err != nil {
 		t.Fatalf("dpkg --remove: %v\n%s", err, out)

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math/rand/v2"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -18,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // The VictoriaMetrics release the fleet test runs, built from its Go
@@ -49,7 +49,7 @@ func vmBinaries(t testing.TB) string {
 	t.Helper()
 	vmOnce.Do(func() {
 		begin := time.Now()
-		vmDir, vmErr = buildVM()
+		vmDir, vmErr = buildVM(t)
 		vmBuilt = time.Since(begin)
 	})
 	if vmErr != nil {
@@ -63,7 +63,7 @@ func vmBinaries(t testing.TB) string {
 	return vmDir
 }
 
-func buildVM() (string, error) {
+func buildVM(t testing.TB) (string, error) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		return "", fmt.Errorf("no go command in $PATH: %v", err)
@@ -71,7 +71,7 @@ func buildVM() (string, error) {
 	cache, err := os.UserCacheDir()
 	if err != nil {
 		// No home: build into this run's directory.
-		cache = tmpRoot
+		cache = exportertest.Dir(t)
 	}
 	dir := filepath.Join(cache, "hpcio_exporter", fmt.Sprintf("victoriametrics-%s-%s-%s", vmVersion, runtime.GOOS, runtime.GOARCH))
 	if vmUpToDate(dir) {
@@ -151,33 +151,6 @@ func startNiced(t *testing.T, name, bin string, args ...string) *process {
 	t.Helper()
 	line := niced(bin, args...)
 	return start(t, name, line[0], line[1:]...)
-}
-
-// freePortBlock returns the first of n consecutive loopback ports nothing
-// listens on now (the fleet listens on base and serves its servers on the
-// next ones). Below Linux's ephemeral range (32768–60999), where the
-// kernel picks the source ports of the test's own connections.
-func freePortBlock(t testing.TB, n int) int {
-	t.Helper()
-	for range 100 {
-		base := 20000 + rand.IntN(12000-n)
-		var ls []net.Listener
-		for p := base; p < base+n; p++ {
-			l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(p))
-			if err != nil {
-				break
-			}
-			ls = append(ls, l)
-		}
-		for _, l := range ls {
-			l.Close()
-		}
-		if len(ls) == n {
-			return base
-		}
-	}
-	t.Fatalf("no %d consecutive free ports on the loopback", n)
-	return 0
 }
 
 // scrapeValue sums the samples of metric on a /metrics page whose labels

@@ -53,7 +53,7 @@ func BenchmarkBinaryScrape(b *testing.B) {
 			e := startExporter(b, bin, "--lustre.lctl-path="+script, "--lustre.timeout=60s")
 			client := &http.Client{Transport: &http.Transport{DisableCompression: true}, Timeout: 120 * time.Second}
 			scrape := func() {
-				req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+				req, _ := http.NewRequest("GET", "http://"+e.Addr+"/metrics", nil)
 				req.Header.Set("Accept", "text/plain;version=0.0.4")
 				resp, err := client.Do(req)
 				if err != nil {
@@ -66,7 +66,7 @@ func BenchmarkBinaryScrape(b *testing.B) {
 			for b.Loop() {
 				scrape()
 			}
-			rss, err := peakRSS(e.cmd.Process.Pid)
+			rss, err := peakRSS(e.Cmd.Process.Pid)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -308,12 +308,12 @@ func TestServeCommand(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startCommand(t, bin, nil, []string{"serve"}, "--demo", "--log.format=json")
-	text, _ := e.scrape(t, nil)
+	text, _ := scrapeMetrics(t, e, nil)
 	if !strings.Contains(text, `hpcio_exporter_scrape_collector_success{collector="jobstats"} 1`) {
 		t.Fatalf("serve --demo: jobstats failed:\n%.2000s", text)
 	}
-	if !strings.Contains(e.logs.String(), `"msg":"starting hpcio_exporter"`) {
-		t.Errorf("--log.format=json: not JSON:\n%s", e.logs)
+	if !strings.Contains(e.Logs.String(), `"msg":"starting hpcio_exporter"`) {
+		t.Errorf("--log.format=json: not JSON:\n%s", e.Logs)
 	}
 }
 

@@ -18,7 +18,7 @@ func scrapeUntil(t *testing.T, e *exporter, want ...string) string {
 	t.Helper()
 	var body string
 	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
-		body, _ = e.scrape(t, nil)
+		body, _ = scrapeMetrics(t, e, nil)
 		missing := ""
 		for _, w := range want {
 			if !strings.Contains(body, w) {
@@ -83,11 +83,11 @@ func TestDemoSidecars(t *testing.T) {
 	}
 
 	// Stopped as systemd or ^C stops it: the directory goes with it.
-	e.cmd.Process.Signal(syscall.SIGTERM)
-	e.cmd.Wait()
-	m := demoDropLogged.FindStringSubmatch(e.logs.String())
+	e.Cmd.Process.Signal(syscall.SIGTERM)
+	e.Wait()
+	m := demoDropLogged.FindStringSubmatch(e.Logs.String())
 	if m == nil {
-		t.Fatalf("the demo did not log its drop directory:\n%s", e.logs)
+		t.Fatalf("the demo did not log its drop directory:\n%s", e.Logs)
 	}
 	if _, err := os.Stat(m[1]); !os.IsNotExist(err) {
 		t.Errorf("the demo's drop directory %s is still there after SIGTERM (%v)", m[1], err)
@@ -121,10 +121,10 @@ func TestDemoSidecarsUserDirs(t *testing.T) {
 
 	e = startExporter(t, bin, "--demo", "--no-collector.darshan", "--no-collector.dayu")
 	body = scrapeUntil(t, e, `lustre_job_write_bytes_total{`)
-	e.cmd.Process.Signal(syscall.SIGTERM)
-	e.cmd.Wait() // before its log is read
-	if strings.Contains(body, "darshan_") || strings.Contains(body, "dayu_") || strings.Contains(e.logs.String(), "demo: ") {
-		t.Errorf("the demo wrote for collectors turned off:\n%s", e.logs)
+	e.Cmd.Process.Signal(syscall.SIGTERM)
+	e.Wait() // before its log is read
+	if strings.Contains(body, "darshan_") || strings.Contains(body, "dayu_") || strings.Contains(e.Logs.String(), "demo: ") {
+		t.Errorf("the demo wrote for collectors turned off:\n%s", e.Logs)
 	}
 }
 
@@ -134,7 +134,7 @@ func TestDemoCollectParam(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, "--demo")
-	resp, err := http.Get("http://" + e.addr + "/metrics?collect[]=jobstats")
+	resp, err := http.Get("http://" + e.Addr + "/metrics?collect[]=jobstats")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ func TestDemoCollectParam(t *testing.T) {
 			t.Errorf("collect[]=jobstats: family %s", m[1])
 		}
 	}
-	resp, err = http.Get("http://" + e.addr + "/metrics?collect[]=no_such")
+	resp, err = http.Get("http://" + e.Addr + "/metrics?collect[]=no_such")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +168,7 @@ func TestPprofFlag(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	get := func(e *exporter, path string) (int, string) {
-		resp, err := http.Get("http://" + e.addr + path)
+		resp, err := http.Get("http://" + e.Addr + path)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -18,7 +17,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -27,15 +25,18 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // startWithOwnMetrics starts the exporter with its own metrics, which
 // hold the connections' (hpcio_exporter_http_*).
 func startWithOwnMetrics(t *testing.T, bin string, args ...string) *exporter {
 	t.Helper()
-	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
-	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr}, args...)...)
-	return e.launch(t)
+	addr := freeAddress(t)
+	e := exportertest.Command("exporter", bin, append([]string{"--web.listen-address=" + addr}, args...)...)
+	e.Addr = addr
+	return launch(t, e)
 }
 
 // startUnderFileLimit starts the exporter (with its own metrics) under an
@@ -44,11 +45,12 @@ func startWithOwnMetrics(t *testing.T, bin string, args ...string) *exporter {
 // runs it.
 func startUnderFileLimit(t *testing.T, bin string, n int, args ...string) *exporter {
 	t.Helper()
-	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
+	addr := freeAddress(t)
 	script := fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, n)
-	e.cmd = exec.Command("sh", append([]string{"-c", script, bin, "--web.listen-address=" + e.addr}, args...)...)
-	e.launch(t)
-	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", e.cmd.Process.Pid))
+	e := exportertest.Command("exporter", "sh", append([]string{"-c", script, bin, "--web.listen-address=" + addr}, args...)...)
+	e.Addr = addr
+	launch(t, e)
+	limits, err := os.ReadFile(fmt.Sprintf("/proc/%d/limits", e.Cmd.Process.Pid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func connMetrics(body string) map[string]float64 {
 // scrapeOnce is a normal scrape (a new connection, a 10 s timeout header,
 // the body read whole).
 func scrapeOnce(e *exporter, timeout time.Duration) (int, string, error) {
-	req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+	req, _ := http.NewRequest("GET", "http://"+e.Addr+"/metrics", nil)
 	req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
 	resp, err := (&http.Client{Timeout: timeout}).Do(req)
 	if err != nil {
@@ -133,7 +135,7 @@ func TestEndToEndIdleConnectionsUnderFileLimit(t *testing.T) {
 	var held []*heldConn
 	failed := 0
 	for i := 0; i < idle && failed < 5; i++ {
-		c, err := net.DialTimeout("tcp", e.addr, 5*time.Second)
+		c, err := net.DialTimeout("tcp", e.Addr, 5*time.Second)
 		if err != nil {
 			t.Fatalf("connection %d: %v", i, err)
 		}
@@ -209,7 +211,7 @@ func TestEndToEndClientsThatDoNotRead(t *testing.T) {
 	}}
 	var stuckConns []net.Conn
 	for i := range stuck {
-		c, err := dialer.Dial("tcp", e.addr)
+		c, err := dialer.Dial("tcp", e.Addr)
 		if err != nil {
 			t.Fatalf("stuck client %d: %v", i, err)
 		}
@@ -273,9 +275,9 @@ func TestEndToEndClientsThatDoNotRead(t *testing.T) {
 		t.Errorf("hpcio_exporter_http_connections_closed_total{reason=\"write_deadline\"} %v, %d cut", got, cut)
 	}
 	// Its log, once it ended (the buffer is written while it runs).
-	e.cmd.Process.Signal(syscall.SIGTERM)
+	e.Cmd.Process.Signal(syscall.SIGTERM)
 	waitExit(t, e, 10*time.Second)
-	if !strings.Contains(e.logs.String(), "connections closed by the server") {
+	if !strings.Contains(e.Logs.String(), "connections closed by the server") {
 		t.Error("no log line about the connections closed")
 	}
 }
@@ -314,7 +316,7 @@ func TestEndToEndUnauthorizedConnectionsClosed(t *testing.T) {
 	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsConfig.Clone(), ForceAttemptHTTP2: true}}
 	authorizedBy := func(client *http.Client, proto int) (int, bool, string) {
 		reused := false
-		req, _ := http.NewRequest("GET", "https://"+e.addr+"/metrics", nil)
+		req, _ := http.NewRequest("GET", "https://"+e.Addr+"/metrics", nil)
 		req.SetBasicAuth(testUser, testPassword)
 		req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
 			GotConn: func(info httptrace.GotConnInfo) { reused = info.Reused },
@@ -341,7 +343,7 @@ func TestEndToEndUnauthorizedConnectionsClosed(t *testing.T) {
 		}
 	}
 	// A 401 over HTTP/2 closes its connection too (counted below).
-	resp, err := h2.Get("https://" + e.addr + "/metrics")
+	resp, err := h2.Get("https://" + e.Addr + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -359,7 +361,7 @@ func TestEndToEndUnauthorizedConnectionsClosed(t *testing.T) {
 	for w := range 20 {
 		wg.Go(func() {
 			for i := w; i < n; i += 20 {
-				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", e.addr, tlsConfig)
+				c, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", e.Addr, tlsConfig)
 				if err != nil {
 					errs <- err
 					continue

@@ -33,7 +33,7 @@ func waitFor(t *testing.T, e *exporter, what string, cond func(string) bool) str
 	t.Helper()
 	var text string
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		full, _ := e.scrape(t, nil)
+		full, _ := scrapeMetrics(t, e, nil)
 		if text = darshanLines(full); cond(text) {
 			promtoolCheck(t, full)
 			return text
@@ -120,7 +120,7 @@ func TestEndToEndDarshan(t *testing.T) {
 		}
 	}
 	checkGolden(t, "e2e-darshan.prom", last)
-	if e.cmd.ProcessState != nil {
+	if e.Exited() {
 		t.Fatal("exporter exited")
 	}
 }

@@ -28,7 +28,7 @@ func TestEndToEndFamilies(t *testing.T) {
 			lctl := fakeLctl(t, "cat "+fixture)
 			e := startExporter(t, bin, "--lustre.lctl-path="+lctl, "--collector.quota", "--collector.export_stats",
 				"--no-collector.jobstats", "--no-collector.lnet")
-			text, _ := e.scrape(t, nil)
+			text, _ := scrapeMetrics(t, e, nil)
 			promtoolCheck(t, text)
 			for _, name := range familyCollectors {
 				if want := `hpcio_exporter_scrape_collector_success{collector="` + name + `"} 1`; !strings.Contains(text, want) {
@@ -48,7 +48,7 @@ func TestEndToEndDemoFamilies(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, "--demo", "--collector.quota", "--collector.export_stats")
-	text, _ := e.scrape(t, nil)
+	text, _ := scrapeMetrics(t, e, nil)
 	promtoolCheck(t, text)
 	for _, want := range []string{
 		`lustre_brw_rpc_size_bytes_bucket{component="ost",operation="write",target="demo-OST0003",le="4096"}`,

@@ -13,7 +13,6 @@ import (
 	"fmt"
 	mathrand "math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -23,6 +22,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 const mib = 1 << 20
@@ -66,7 +66,7 @@ func nameTableBomb(t *testing.T) string {
 		if bombErr = w.Close(); bombErr != nil {
 			return
 		}
-		bombPath = filepath.Join(binDir, "bomb.darshan")
+		bombPath = filepath.Join(exportertest.Dir(t), "bomb.darshan")
 		bombErr = os.WriteFile(bombPath, buf.Bytes(), 0o644)
 	})
 	if bombErr != nil {
@@ -106,17 +106,11 @@ func goodLogs(t *testing.T, dir string, n int) {
 	}
 }
 
-// stop kills the exporter and waits for it, so that its log can be read.
-func (e *exporter) stop() {
-	e.cmd.Process.Kill()
-	e.cmd.Wait()
-}
-
 // logLines returns the lines of the exporter's log (read once it ended)
 // that hold every one of parts.
 func logLines(e *exporter, parts ...string) []string {
 	var out []string
-	for _, l := range strings.Split(e.logs.String(), "\n") {
+	for _, l := range strings.Split(e.Logs.String(), "\n") {
 		all := true
 		for _, p := range parts {
 			all = all && strings.Contains(l, p)
@@ -143,7 +137,7 @@ func TestEndToEndSidecarBomb(t *testing.T) {
 	e := startExporter(t, bin, "--collector.disable-defaults", "--collector.darshan",
 		"--darshan.dir="+dir, "--darshan.retention=87600h")
 	waitFor(t, e, "the bomb refused", has(`darshan_logs_failed_total{reason="too_large"} 1`, "darshan_logs_processed_total 3"))
-	peak, err := peakRSS(e.cmd.Process.Pid)
+	peak, err := peakRSS(e.Cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,9 +145,9 @@ func TestEndToEndSidecarBomb(t *testing.T) {
 	if peak > 600*mib {
 		t.Errorf("peak RSS %d MiB, want under 600", peak/mib)
 	}
-	e.stop()
+	e.Stop()
 	if n := len(logLines(e, "level=WARN", "reason=too_large", "path="+bomb)); n != 1 {
-		t.Errorf("the bomb is said %d times, want once:\n%s", n, e.logs)
+		t.Errorf("the bomb is said %d times, want once:\n%s", n, e.Logs)
 	}
 }
 
@@ -193,21 +187,21 @@ func TestEndToEndSidecarCrashRestart(t *testing.T) {
 	deadline := time.Now().Add(20 * time.Second)
 	for !reading() {
 		if time.Now().After(deadline) {
-			t.Fatalf("the state file never shows the bomb being read:\n%s", first.logs)
+			t.Fatalf("the state file never shows the bomb being read:\n%s", first.Logs)
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	if err := first.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+	if err := first.Cmd.Process.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	first.cmd.Wait()
-	if ws, ok := first.cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
-		t.Fatalf("the first sidecar ended otherwise than killed: %v\n%s", first.cmd.ProcessState, first.logs)
+	first.Wait()
+	if ws, ok := first.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+		t.Fatalf("the first sidecar ended otherwise than killed: %v\n%s", first.Cmd.ProcessState, first.Logs)
 	}
 
 	second := startExporter(t, bin, args...)
 	waitFor(t, second, "the restart", has(`darshan_logs_failed_total{reason="crashed"} 1`, "darshan_logs_processed_total 3"))
-	peak, err := peakRSS(second.cmd.Process.Pid)
+	peak, err := peakRSS(second.Cmd.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,13 +209,13 @@ func TestEndToEndSidecarCrashRestart(t *testing.T) {
 	if peak > 600*mib {
 		t.Errorf("the restarted sidecar's peak RSS is %d MiB: it read the bomb again", peak/mib)
 	}
-	text, _ := second.scrape(t, nil)
+	text, _ := scrapeMetrics(t, second, nil)
 	if !strings.Contains(text, `darshan_logs_failed_total{reason="too_large"} 0`) {
 		t.Error("the bomb was read again after the restart")
 	}
-	second.stop()
+	second.Stop()
 	if n := len(logLines(second, "level=WARN", "reason=crashed", "path="+bomb)); n != 1 {
-		t.Errorf("the crashed log is said %d times, want once:\n%s", n, second.logs)
+		t.Errorf("the crashed log is said %d times, want once:\n%s", n, second.Logs)
 	}
 	data, err := os.ReadFile(stateFile)
 	if err != nil || !strings.Contains(string(data), `"crashed":[{"path":"`+bomb) {
@@ -280,9 +274,9 @@ func TestEndToEndSidecarHostileFiles(t *testing.T) {
 	}
 	waitFor(t, e, "the files refused", has(want...))
 	time.Sleep(time.Second) // five rescans more: nothing is said again
-	e.stop()
-	if bytes.Contains(e.logs.Bytes(), []byte("TOPS")) {
-		t.Errorf("the log shows a file's content:\n%s", e.logs)
+	e.Stop()
+	if bytes.Contains(e.Logs.Bytes(), []byte("TOPS")) {
+		t.Errorf("the log shows a file's content:\n%s", e.Logs)
 	}
 	for name := range files {
 		if n := len(logLines(e, "level=WARN", "reason=not_darshan", "path="+filepath.Join(dir, name))); n != 1 {
@@ -291,7 +285,7 @@ func TestEndToEndSidecarHostileFiles(t *testing.T) {
 	}
 	if root {
 		if n := len(logLines(e, "level=WARN", "reason=symlink_owner", "path="+link)); n != 1 {
-			t.Errorf("the link is said %d times, want once:\n%s", n, e.logs)
+			t.Errorf("the link is said %d times, want once:\n%s", n, e.Logs)
 		}
 	}
 }
@@ -333,22 +327,23 @@ func TestEndToEndSidecarUnreadableDir(t *testing.T) {
 	}
 	t.Cleanup(func() { os.Chmod(locked, 0o755) })
 
-	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
-	e.cmd = exec.Command(runBin, "--web.listen-address="+e.addr, "--web.disable-exporter-metrics",
+	addr := freeAddress(t)
+	e := exportertest.Command("exporter", runBin, "--web.listen-address="+addr, "--web.disable-exporter-metrics",
 		"--collector.disable-defaults", "--collector.darshan", "--darshan.dir="+dir,
 		"--darshan.retention=87600h", "--darshan.rescan-interval=200ms")
-	e.cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
-	e.launch(t)
+	e.Addr = addr
+	e.Cmd.SysProcAttr.Credential = cred
+	launch(t, e)
 	waitFor(t, e, "the unreadable directory", has(`darshan_dirs_unlisted{reason="permission"} 1`, "darshan_logs_processed_total 1"))
 	time.Sleep(time.Second) // five rescans more
-	text, _ := e.scrape(t, nil)
+	text, _ := scrapeMetrics(t, e, nil)
 	if !strings.Contains(text, `darshan_dirs_unlisted{reason="permission"} 1`) {
 		t.Error("the unreadable directory is no longer counted")
 	}
-	e.stop()
+	e.Stop()
 	said := logLines(e, "level=WARN", "dir="+locked)
 	if len(said) != 1 {
-		t.Errorf("the unreadable directory is said %d times over several rescans, want once:\n%s", len(said), e.logs)
+		t.Errorf("the unreadable directory is said %d times over several rescans, want once:\n%s", len(said), e.Logs)
 	}
 	for _, l := range said {
 		if !strings.Contains(l, "permission") {

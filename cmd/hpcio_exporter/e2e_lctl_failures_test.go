@@ -98,7 +98,7 @@ func TestEndToEndFailingLctlIsFailed(t *testing.T) {
 			}
 			e := startExporter(t, bin, append(onlyCollectors(enabled...), "--lustre.lctl-path="+lctl)...)
 			for scrape := 1; scrape <= 2; scrape++ {
-				text, _ := e.scrape(t, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
+				text, _ := scrapeMetrics(t, e, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
 				if got := sampleValue(text, `hpcio_exporter_lctl_runs_total{result="failed"}`); got != float64(scrape) {
 					t.Errorf("scrape %d: runs failed %v, want %d", scrape, got, scrape)
 				}
@@ -129,7 +129,7 @@ func TestEndToEndFailingLctlIsFailed(t *testing.T) {
 			// logged again at error level. (The log reaches the buffer
 			// through a pipe: give it a moment.)
 			time.Sleep(200 * time.Millisecond)
-			logs := e.logs.String()
+			logs := e.Logs.String()
 			errLines := regexp.MustCompile(`(?m)^.*level=ERROR.*$`).FindAllString(logs, -1)
 			if len(errLines) != 1 || !strings.Contains(errLines[0], "lctl run failed") ||
 				!strings.Contains(errLines[0], "sudo: a password is required") || !strings.Contains(errLines[0], "status 1") {
@@ -152,7 +152,7 @@ func TestEndToEndLctlStraggler(t *testing.T) {
 	lctl := fakeLctl(t, "cat "+fixture+"\nsleep 30 &\necho $! >> "+pidFile)
 	e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+lctl)...)
 	begin := time.Now()
-	text, _ := e.scrape(t, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
+	text, _ := scrapeMetrics(t, e, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
 	took := time.Since(begin)
 	checkLctlOK(t, text)
 	if got := sampleValue(text, "hpcio_exporter_lctl_strays_killed_total"); got != 1 {
@@ -169,11 +169,11 @@ func TestEndToEndLctlStraggler(t *testing.T) {
 	}
 	// The log reaches the buffer through a pipe: give it a moment.
 	const logged = "killed processes left behind by an lctl or lnetctl run"
-	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.logs.String(), logged) && time.Now().Before(deadline); {
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(e.Logs.String(), logged) && time.Now().Before(deadline); {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if !strings.Contains(e.logs.String(), logged) {
-		t.Errorf("no log line for the straggler:\n%s", e.logs)
+	if !strings.Contains(e.Logs.String(), logged) {
+		t.Errorf("no log line for the straggler:\n%s", e.Logs)
 	}
 }
 
@@ -191,7 +191,7 @@ func TestEndToEndLctlEscapedChild(t *testing.T) {
 	lctl := fakeLctl(t, "cat "+fixture+"\nsetsid sleep 300 &\necho $! >> "+pidFile)
 	e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+lctl)...)
 	for scrape := 1; scrape <= 2; scrape++ {
-		text, _ := e.scrape(t, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
+		text, _ := scrapeMetrics(t, e, map[string]string{"X-Prometheus-Scrape-Timeout-Seconds": "10"})
 		checkLctlOK(t, text)
 		if got := sampleValue(text, `hpcio_exporter_lctl_runs_total{result="ok"}`); got != float64(scrape) {
 			t.Errorf("scrape %d: runs ok %v", scrape, got)
@@ -281,7 +281,7 @@ func TestServeDurationLimits(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.timeout-offset=0s", "--lustre.timeout=1ms", "--lustre.lctl-path="+fakeLctl(t, "exit 0"))...)
-	if e.cmd.ProcessState != nil {
-		t.Errorf("exited: %s", e.logs)
+	if e.Exited() {
+		t.Errorf("exited: %s", e.Logs)
 	}
 }

@@ -25,7 +25,7 @@ esac`, filepath.Join(fixtures, "lnet-net-show-libyaml.txt"), filepath.Join(fixtu
 
 	t.Run("fixtures", func(t *testing.T) {
 		e := startExporter(t, bin, "--lustre.lctl-path="+lctl, "--lustre.lnetctl-path="+lnetctl)
-		text, _ := e.scrape(t, nil)
+		text, _ := scrapeMetrics(t, e, nil)
 		promtoolCheck(t, text)
 		for _, want := range []string{
 			`hpcio_exporter_scrape_collector_success{collector="lnet"} 1`,
@@ -45,7 +45,7 @@ esac`, filepath.Join(fixtures, "lnet-net-show-libyaml.txt"), filepath.Join(fixtu
 	t.Run("missing lnetctl", func(t *testing.T) {
 		e := startExporter(t, bin, "--lustre.lctl-path="+lctl, "--lustre.lnetctl-path=/nonexistent/lnetctl")
 		for range 2 {
-			text, _ := e.scrape(t, nil)
+			text, _ := scrapeMetrics(t, e, nil)
 			promtoolCheck(t, text)
 			for _, want := range []string{
 				`hpcio_exporter_scrape_collector_success{collector="lnet"} 0`,
@@ -58,19 +58,19 @@ esac`, filepath.Join(fixtures, "lnet-net-show-libyaml.txt"), filepath.Join(fixtu
 			}
 		}
 		n := 0
-		for _, line := range strings.Split(e.logs.String(), "\n") {
+		for _, line := range strings.Split(e.Logs.String(), "\n") {
 			if strings.Contains(line, "collector failed") && strings.Contains(line, "name=lnet") {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("%d lnet error lines for 2 identical failures:\n%s", n, e.logs)
+			t.Errorf("%d lnet error lines for 2 identical failures:\n%s", n, e.Logs)
 		}
 	})
 
 	t.Run("demo", func(t *testing.T) {
 		e := startExporter(t, bin, "--demo", "--lustre.lnetctl-path=/nonexistent/lnetctl")
-		text, _ := e.scrape(t, nil)
+		text, _ := scrapeMetrics(t, e, nil)
 		promtoolCheck(t, text)
 		for _, want := range []string{
 			`hpcio_exporter_scrape_collector_success{collector="lnet"} 1`,

@@ -52,7 +52,7 @@ func TestEndToEndSidecarMode(t *testing.T) {
 		"--lustre.lctl-path="+filepath.Join(tools, "lctl"), "--lustre.lnetctl-path="+filepath.Join(tools, "lnetctl"))
 	waitFor(t, e, "the log read", has("darshan_logs_processed_total 1"))
 	for range 3 {
-		text, _ := e.scrape(t, nil)
+		text, _ := scrapeMetrics(t, e, nil)
 		promtoolCheck(t, text)
 		got := map[string]string{}
 		for _, m := range collectorSuccess.FindAllStringSubmatch(text, -1) {
@@ -73,10 +73,10 @@ func TestEndToEndSidecarMode(t *testing.T) {
 	if data, err := os.ReadFile(started); err == nil {
 		t.Errorf("the sidecar started Lustre tools:\n%s", data)
 	}
-	e.cmd.Process.Kill()
-	e.cmd.Wait() // the log is complete, and no longer written
+	e.Cmd.Process.Kill()
+	e.Wait() // the log is complete, and no longer written
 	scanned := map[string]bool{}
-	for _, line := range strings.Split(e.logs.String(), "\n") {
+	for _, line := range strings.Split(e.Logs.String(), "\n") {
 		if strings.Contains(line, "collector enabled") && !strings.Contains(line, "collector=darshan") && !strings.Contains(line, "collector=dayu") {
 			t.Errorf("log: %s", line)
 		}

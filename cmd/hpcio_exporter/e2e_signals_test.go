@@ -61,19 +61,19 @@ func alive(pid int) bool {
 }
 
 // waitExit waits for the exporter to end, and returns its exit status (-1
-// if a signal ended it: e.cmd.ProcessState says which).
+// if a signal ended it: e.Cmd.ProcessState says which).
 func waitExit(t *testing.T, e *exporter, within time.Duration) int {
 	t.Helper()
 	ended := make(chan error, 1)
-	go func() { ended <- e.cmd.Wait() }()
+	go func() { ended <- e.Wait() }()
 	select {
 	case <-ended:
 	case <-time.After(within):
-		e.cmd.Process.Kill()
+		e.Cmd.Process.Kill()
 		<-ended
-		t.Fatalf("the exporter did not end within %v of the signal:\n%s", within, e.logs)
+		t.Fatalf("the exporter did not end within %v of the signal:\n%s", within, e.Logs)
 	}
-	return e.cmd.ProcessState.ExitCode()
+	return e.Cmd.ProcessState.ExitCode()
 }
 
 // stoppingLine returns the exporter's log line saying it stops; there must
@@ -110,7 +110,7 @@ func TestEndToEndSIGTERMMidScrape(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+		req, _ := http.NewRequest("GET", "http://"+e.Addr+"/metrics", nil)
 		req.Header.Set("X-Prometheus-Scrape-Timeout-Seconds", "10")
 		resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
 		if err != nil {
@@ -122,7 +122,7 @@ func TestEndToEndSIGTERMMidScrape(t *testing.T) {
 		done <- result{resp.StatusCode, string(body), err}
 	}()
 	pids := waitPids(t, pidFile, 2)
-	e.cmd.Process.Signal(syscall.SIGTERM)
+	e.Cmd.Process.Signal(syscall.SIGTERM)
 	signalled := time.Now()
 
 	r := <-done
@@ -135,10 +135,10 @@ func TestEndToEndSIGTERMMidScrape(t *testing.T) {
 		}
 	}
 	if code := waitExit(t, e, 15*time.Second); code != 0 {
-		t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.cmd.ProcessState)
+		t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.Cmd.ProcessState)
 	}
 	t.Logf("exited %v after SIGTERM", time.Since(signalled).Round(10*time.Millisecond))
-	line := stoppingLine(t, e.logs.String())
+	line := stoppingLine(t, e.Logs.String())
 	for _, want := range []string{"signal=SIGTERM", "scrapes_finished=1", "scrapes_cut=0"} {
 		if !strings.Contains(line, want) {
 			t.Errorf("stopping line without %s: %s", want, line)
@@ -167,7 +167,7 @@ func TestEndToEndSIGTERMKillsToolRuns(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+e.addr+"/metrics", nil)
+		req, _ := http.NewRequestWithContext(ctx, "GET", "http://"+e.Addr+"/metrics", nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
 			resp.Body.Close()
 		}
@@ -181,11 +181,11 @@ func TestEndToEndSIGTERMKillsToolRuns(t *testing.T) {
 			t.Fatalf("process %d ended before the signal: the test shows nothing", pid)
 		}
 	}
-	e.cmd.Process.Signal(syscall.SIGTERM)
+	e.Cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, e, 10*time.Second); code != 0 {
-		t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.cmd.ProcessState)
+		t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.Cmd.ProcessState)
 	}
-	stoppingLine(t, e.logs.String())
+	stoppingLine(t, e.Logs.String())
 	// SIGKILL is sent before the exporter exits; the kernel may take a
 	// moment to end them.
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && (alive(pids[0]) || alive(pids[1])); {
@@ -205,9 +205,9 @@ func TestEndToEndSIGHUP(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, onlyCollectors()...)
-	e.cmd.Process.Signal(syscall.SIGHUP)
+	e.Cmd.Process.Signal(syscall.SIGHUP)
 	time.Sleep(300 * time.Millisecond)
-	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + e.addr + "/metrics")
+	resp, err := (&http.Client{Timeout: 10 * time.Second}).Get("http://" + e.Addr + "/metrics")
 	if err != nil {
 		t.Fatalf("scrape after SIGHUP: %v", err)
 	}
@@ -215,12 +215,12 @@ func TestEndToEndSIGHUP(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Errorf("scrape after SIGHUP: %s", resp.Status)
 	}
-	e.cmd.Process.Signal(syscall.SIGTERM)
+	e.Cmd.Process.Signal(syscall.SIGTERM)
 	if code := waitExit(t, e, 10*time.Second); code != 0 {
-		t.Errorf("exit status %d (%v) after SIGHUP then SIGTERM, want 0", code, e.cmd.ProcessState)
+		t.Errorf("exit status %d (%v) after SIGHUP then SIGTERM, want 0", code, e.Cmd.ProcessState)
 	}
-	if n := strings.Count(e.logs.String(), "SIGHUP"); n != 1 {
-		t.Errorf("%d log lines about SIGHUP, want 1:\n%s", n, e.logs)
+	if n := strings.Count(e.Logs.String(), "SIGHUP"); n != 1 {
+		t.Errorf("%d log lines about SIGHUP, want 1:\n%s", n, e.Logs)
 	}
 }
 
@@ -285,10 +285,10 @@ func TestEndToEndSIGTERMDemoAndFleet(t *testing.T) {
 			url := ""
 			if mode == "demo" {
 				e = startExporter(t, bin, "--demo")
-				url = "http://" + e.addr + "/metrics"
+				url = "http://" + e.Addr + "/metrics"
 			} else {
 				e = startFleetExporter(t, bin, 1, "--web.disable-exporter-metrics")
-				host, port, _ := net.SplitHostPort(e.addr)
+				host, port, _ := net.SplitHostPort(e.Addr)
 				p, _ := strconv.Atoi(port)
 				// The OSS: 13.6 MB, more than the socket buffers take.
 				url = "http://" + net.JoinHostPort(host, strconv.Itoa(p+2)) + "/metrics"
@@ -311,7 +311,7 @@ func TestEndToEndSIGTERMDemoAndFleet(t *testing.T) {
 				done <- result{code, n, err}
 			}()
 			<-started
-			e.cmd.Process.Signal(syscall.SIGTERM)
+			e.Cmd.Process.Signal(syscall.SIGTERM)
 			r := <-done
 			// The simulated counters move between two scrapes: the sizes
 			// differ by a few bytes.
@@ -319,9 +319,9 @@ func TestEndToEndSIGTERMDemoAndFleet(t *testing.T) {
 				t.Errorf("the scrape being read at SIGTERM: %d, %d bytes of about %d, %v", r.code, r.n, size, r.err)
 			}
 			if code := waitExit(t, e, 20*time.Second); code != 0 {
-				t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.cmd.ProcessState)
+				t.Errorf("exit status %d (%v) after SIGTERM, want 0", code, e.Cmd.ProcessState)
 			}
-			line := stoppingLine(t, e.logs.String())
+			line := stoppingLine(t, e.Logs.String())
 			if mode == "fleet" && !strings.Contains(line, "scrapes_in_flight=1 scrapes_finished=1 scrapes_cut=0") {
 				t.Errorf("stopping line: %s", line)
 			}

@@ -1,77 +1,36 @@
 package main
 
 import (
-	"bytes"
 	"compress/gzip"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/promtool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-var (
-	binDir   string // removed by TestMain
-	binOnce  sync.Once
-	binPath  string
-	binBuild error
-)
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "hpcio-cmd-test-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	binDir = dir
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(exportertest.Main(m)) }
 
 // buildExporter builds the binary once per test run: the tests that run
 // it share it (and run in parallel, mostly waiting on it).
-func buildExporter(t testing.TB) string {
-	t.Helper()
-	binOnce.Do(func() {
-		binPath = filepath.Join(binDir, "hpcio_exporter")
-		if out, err := exec.Command("go", "build", "-o", binPath, ".").CombinedOutput(); err != nil {
-			binBuild = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if binBuild != nil {
-		t.Fatal(binBuild)
-	}
-	return binPath
-}
+func buildExporter(t testing.TB) string { return exportertest.Binary(t) }
 
-func freeAddress(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
+func freeAddress(t testing.TB) string { return exportertest.FreeAddress(t) }
 
 // onlyCollectors returns the flags that enable the named collectors and
 // disable every other, so that a test's output does not change when a
@@ -102,11 +61,8 @@ func fakeLctl(t *testing.T, body string) string {
 	return path
 }
 
-type exporter struct {
-	addr string
-	cmd  *exec.Cmd
-	logs *bytes.Buffer
-}
+// exporter is a running exporter: its address, command and log.
+type exporter = exportertest.Process
 
 func startExporter(t testing.TB, bin string, args ...string) *exporter {
 	t.Helper()
@@ -125,51 +81,27 @@ func startExporterEnv(t testing.TB, bin string, env []string, args ...string) *e
 // systemd units do.
 func startCommand(t testing.TB, bin string, env, command []string, args ...string) *exporter {
 	t.Helper()
-	e := &exporter{addr: freeAddress(t), logs: &bytes.Buffer{}}
-	e.cmd = exec.Command(bin, slices.Concat(command, []string{"--web.listen-address=" + e.addr, "--web.disable-exporter-metrics"}, args)...)
+	addr := freeAddress(t)
+	e := exportertest.Command("exporter", bin, slices.Concat(command, []string{"--web.listen-address=" + addr, "--web.disable-exporter-metrics"}, args)...)
+	e.Addr = addr
 	if env != nil {
-		e.cmd.Env = append(os.Environ(), env...)
+		e.Cmd.Env = append(os.Environ(), env...)
 	}
-	return e.launch(t)
+	return launch(t, e)
 }
 
-// launch starts e's command, stops it when the test ends (with its log if
-// the test failed) and waits until e.addr accepts connections.
-func (e *exporter) launch(t testing.TB) *exporter {
+// launch starts e, stops it when the test ends (with its log if the test
+// failed) and waits until e.Addr accepts connections.
+func launch(t testing.TB, e *exporter) *exporter {
 	t.Helper()
-	e.cmd.Stdout, e.cmd.Stderr = e.logs, e.logs
-	if err := e.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		// SIGTERM first, as systemd stops it, so that a demo removes its
-		// drop directory; SIGKILL if it does not end.
-		e.cmd.Process.Signal(syscall.SIGTERM)
-		ended := make(chan struct{})
-		go func() { e.cmd.Wait(); close(ended) }()
-		select {
-		case <-ended:
-		case <-time.After(5 * time.Second):
-			e.cmd.Process.Kill()
-			<-ended
-		}
-		if t.Failed() {
-			t.Logf("exporter log:\n%s", e.logs)
-		}
-	})
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
-		if c, err := net.Dial("tcp", e.addr); err == nil {
-			c.Close()
-			return e
-		}
-	}
-	t.Fatalf("exporter did not listen on %s", e.addr)
-	return nil
+	return e.Start(t).WaitListening(t, 10*time.Second)
 }
 
-func (e *exporter) scrape(t *testing.T, header map[string]string) (string, http.Header) {
+// scrapeMetrics scrapes e's /metrics with header, and fails the test unless it
+// answers 200.
+func scrapeMetrics(t *testing.T, e *exporter, header map[string]string) (string, http.Header) {
 	t.Helper()
-	req, _ := http.NewRequest("GET", "http://"+e.addr+"/metrics", nil)
+	req, _ := http.NewRequest("GET", "http://"+e.Addr+"/metrics", nil)
 	req.Header.Set("Accept", "text/plain;version=0.0.4")
 	for k, v := range header {
 		req.Header.Set(k, v)
@@ -221,7 +153,7 @@ func TestEndToEndFixture(t *testing.T) {
 	fixture := filepath.Join(corpus.Fixtures(t, "lustre"), "jobstats-edge.txt")
 	lctl := fakeLctl(t, "cat "+fixture)
 	e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+lctl)...)
-	text, header := e.scrape(t, nil)
+	text, header := scrapeMetrics(t, e, nil)
 	if ct := header.Get("Content-Type"); !strings.HasPrefix(ct, "text/plain; version=0.0.4") {
 		t.Errorf("content type %q", ct)
 	}
@@ -229,7 +161,7 @@ func TestEndToEndFixture(t *testing.T) {
 	checkGolden(t, "e2e-edge.prom", volatile.ReplaceAllString(text, ""))
 
 	// The same through gzip and OpenMetrics, as Prometheus asks.
-	om, header := e.scrape(t, map[string]string{
+	om, header := scrapeMetrics(t, e, map[string]string{
 		"Accept":          "application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1",
 		"Accept-Encoding": "gzip",
 	})
@@ -264,7 +196,7 @@ func TestEndToEndBadLctl(t *testing.T) {
 			e := startExporter(t, bin, append(onlyCollectors("jobstats"), "--lustre.lctl-path="+c.lctl)...)
 			for i := 0; i < 2; i++ {
 				begin := time.Now()
-				text, _ := e.scrape(t, c.header)
+				text, _ := scrapeMetrics(t, e, c.header)
 				if took := time.Since(begin); took > c.maxTime {
 					t.Errorf("scrape took %v", took)
 				}
@@ -273,12 +205,12 @@ func TestEndToEndBadLctl(t *testing.T) {
 				}
 				promtoolCheck(t, text)
 			}
-			if e.cmd.ProcessState != nil {
+			if e.Exited() {
 				t.Fatal("exporter exited")
 			}
 			// One error line for repeated identical failures.
-			if n := strings.Count(e.logs.String(), "level=ERROR"); n != 1 {
-				t.Errorf("%d error lines for 2 identical failures:\n%s", n, e.logs)
+			if n := strings.Count(e.Logs.String(), "level=ERROR"); n != 1 {
+				t.Errorf("%d error lines for 2 identical failures:\n%s", n, e.Logs)
 			}
 			if c.name == "hanging" {
 				data, _ := os.ReadFile(pidFile)
@@ -302,7 +234,7 @@ func TestEndToEndDemo(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
 	e := startExporter(t, bin, "--demo")
-	first, _ := e.scrape(t, nil)
+	first, _ := scrapeMetrics(t, e, nil)
 	promtoolCheck(t, first)
 	if !strings.Contains(first, `hpcio_exporter_scrape_collector_success{collector="jobstats"} 1`) {
 		t.Fatalf("demo scrape failed:\n%.2000s", first)
@@ -313,12 +245,12 @@ func TestEndToEndDemo(t *testing.T) {
 		}
 	}
 	time.Sleep(1100 * time.Millisecond)
-	second, _ := e.scrape(t, nil)
+	second, _ := scrapeMetrics(t, e, nil)
 	if first == second {
 		t.Error("demo metrics did not change in a second")
 	}
 	// The ground truth endpoint knows the demo's special jobs.
-	resp, err := http.Get("http://" + e.addr + "/demo/truth")
+	resp, err := http.Get("http://" + e.Addr + "/demo/truth")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,54 +1,30 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net"
 	"net/http"
-	"os/exec"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-)
 
-// fleetAddress returns a loopback address whose next n ports are free too:
-// the simulated servers listen there.
-func fleetAddress(t *testing.T, n int) string {
-	t.Helper()
-	for range 50 {
-		addr := freeAddress(t)
-		_, portText, _ := net.SplitHostPort(addr)
-		port, _ := strconv.Atoi(portText)
-		free := port+n <= 65535
-		for i := 1; i <= n && free; i++ {
-			l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+i)))
-			if err != nil {
-				free = false
-				break
-			}
-			l.Close()
-		}
-		if free {
-			return addr
-		}
-	}
-	t.Fatalf("no address with %d free ports after it", n)
-	return ""
-}
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
+)
 
 // startFleetExporter runs the exporter with a simulated site of oss OSS and waits
 // for its index to listen (the servers listen before it).
 func startFleetExporter(t *testing.T, bin string, oss int, args ...string) *exporter {
 	t.Helper()
-	e := &exporter{addr: fleetAddress(t, oss+1), logs: &bytes.Buffer{}}
-	e.cmd = exec.Command(bin, append([]string{"--web.listen-address=" + e.addr, "--demo", "--demo.fleet.oss=" + strconv.Itoa(oss)}, args...)...)
-	return e.launch(t)
+	addr := exportertest.FreeAddresses(t, oss+2)
+	e := exportertest.Command("exporter", bin, append([]string{"--web.listen-address=" + addr, "--demo", "--demo.fleet.oss=" + strconv.Itoa(oss)}, args...)...)
+	e.Addr = addr
+	return launch(t, e)
 }
 
 func getBody(t *testing.T, url string) []byte {
@@ -102,8 +78,8 @@ func TestEndToEndFleet(t *testing.T) {
 		Targets []string          `json:"targets"`
 		Labels  map[string]string `json:"labels"`
 	}
-	getJSON(t, "http://"+e.addr+"/demo/fleet", &groups)
-	_, portText, _ := net.SplitHostPort(e.addr)
+	getJSON(t, "http://"+e.Addr+"/demo/fleet", &groups)
+	_, portText, _ := net.SplitHostPort(e.Addr)
 	port, _ := strconv.Atoi(portText)
 	want := [][2]string{{"mds0", "mds"}, {"oss00", "oss"}, {"oss01", "oss"}}
 	if len(groups) != len(want) {
@@ -117,7 +93,7 @@ func TestEndToEndFleet(t *testing.T) {
 	}
 
 	var truth fleetTruth
-	getJSON(t, "http://"+e.addr+"/demo/fleet/truth", &truth)
+	getJSON(t, "http://"+e.Addr+"/demo/fleet/truth", &truth)
 	if len(truth.Targets) != 5 || len(truth.Jobs) < 100 {
 		t.Fatalf("truth: %d targets, %d jobs; want 5 targets and hundreds of jobs", len(truth.Targets), len(truth.Jobs))
 	}
@@ -143,11 +119,11 @@ func TestEndToEndFleet(t *testing.T) {
 	second := scrapeFleet(t, groups[0].Targets[0], groups[1].Targets[0], groups[2].Targets[0])
 	checkSiteWrites(t, truth, first, second)
 
-	index := string(getBody(t, "http://"+e.addr+"/metrics"))
+	index := string(getBody(t, "http://"+e.Addr+"/metrics"))
 	if lustreLines.MatchString(index) || !strings.Contains(index, "hpcio_exporter_build_info{") {
 		t.Errorf("the index's /metrics should hold the exporter's own metrics only:\n%.1000s", index)
 	}
-	landing := string(getBody(t, "http://"+e.addr+"/"))
+	landing := string(getBody(t, "http://"+e.Addr+"/"))
 	for _, link := range []string{`href="/demo/fleet"`, `href="/demo/fleet/truth"`} {
 		if !strings.Contains(landing, link) {
 			t.Errorf("landing page lacks %s", link)
@@ -241,7 +217,7 @@ func TestFleetFlagsUsage(t *testing.T) {
 func TestFleetPortTaken(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	addr := fleetAddress(t, 2)
+	addr := exportertest.FreeAddresses(t, 3)
 	_, portText, _ := net.SplitHostPort(addr)
 	port, _ := strconv.Atoi(portText)
 	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+2))

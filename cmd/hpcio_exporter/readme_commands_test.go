@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
 // Every `hpcio_exporter …` command line of the code blocks of the
@@ -306,7 +306,7 @@ func (e *commandEnv) substitute(t *testing.T, args []string) []string {
 		out = append(out, a)
 	}
 	if !isOneShot(out) || listen {
-		out = append(out, "--web.listen-address="+freePorts(t, 2+fleet))
+		out = append(out, "--web.listen-address="+exportertest.FreeAddresses(t, 2+fleet))
 	}
 	return out
 }
@@ -338,34 +338,6 @@ func (e *commandEnv) dayuDir(t *testing.T) string {
 		t.Fatalf("cp: %v\n%s", err, out)
 	}
 	return dir
-}
-
-// freePorts returns a loopback address whose port and the n-1 after it are
-// free (a fleet listens on the ports after its main one).
-func freePorts(t *testing.T, n int) string {
-	t.Helper()
-	for range 50 {
-		addr := freeAddress(t)
-		host, portText, _ := net.SplitHostPort(addr)
-		port, _ := strconv.Atoi(portText)
-		if port+n > 65535 {
-			continue
-		}
-		free := true
-		for p := port + 1; p < port+n && free; p++ {
-			l, err := net.Listen("tcp", net.JoinHostPort(host, strconv.Itoa(p)))
-			if err != nil {
-				free = false
-				continue
-			}
-			l.Close()
-		}
-		if free {
-			return addr
-		}
-	}
-	t.Fatalf("no %d consecutive free ports", n)
-	return ""
 }
 
 // runOneShot runs a command that ends and checks it exits 0.

@@ -94,7 +94,7 @@ func TestVersionFromGoBuild(t *testing.T) {
 		}
 	}
 	e := startExporter(t, bin, "--collector.disable-defaults")
-	text, _ := e.scrape(t, nil)
+	text, _ := scrapeMetrics(t, e, nil)
 	info := regexp.MustCompile(`(?m)^hpcio_exporter_build_info\{.*\} 1$`).FindString(text)
 	for _, want := range []string{`revision="` + rev + `"`, `version="1.2.3"`} {
 		if !strings.Contains(info, want) {
