@@ -91,12 +91,25 @@ type Insight struct {
 // decide, OK ones included, sorted by level (High first) then code. A nil
 // t gives nil.
 func Evaluate(t *Totals, cfg Config) []Insight {
+	return evaluate(t, &evalCtx{Config: cfg})
+}
+
+// Decide is Evaluate without the text, for a user that keeps only the
+// decisions (the sidecar): every Insight is that of Evaluate, in the same
+// order, but for Message and Files, which are empty, and Recommendations,
+// which holds only the first one (the general advice) of those that fired.
+// Writing the text is most of what Evaluate costs.
+func Decide(t *Totals, cfg Config) []Insight {
+	return evaluate(t, &evalCtx{Config: cfg, brief: true})
+}
+
+func evaluate(t *Totals, c *evalCtx) []Insight {
 	if t == nil {
 		return nil
 	}
 	out := make([]Insight, 0, len(Codes)) // at most one per code: no regrowth
 	for _, tr := range triggers {
-		out = tr(t, &cfg, out)
+		out = tr(t, c, out)
 	}
 	slices.SortStableFunc(out, func(a, b Insight) int {
 		if a.Level != b.Level {

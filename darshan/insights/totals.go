@@ -251,11 +251,58 @@ type fileAgg struct {
 // STDIO, and the host names of DXT records) into Totals. A damaged log is
 // an error (records read before the damage are not used).
 func FromLog(l *darshan.Log) (*Totals, error) {
+	b, err := NewBuilder(l)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range builderModules {
+		if !b.Reads(m) {
+			continue
+		}
+		rd := l.Records(m)
+		for rd.Next() {
+			b.Add(rd.Record())
+		}
+		if err := rd.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return b.Totals(nil)
+}
+
+// builderModules are the modules whose records Totals may read, in module
+// id order.
+var builderModules = []darshan.ModuleID{darshan.POSIX, darshan.MPIIO, darshan.STDIO, darshan.DXTPOSIX, darshan.DXTMPIIO}
+
+// Builder builds the Totals of a log record by record, for a caller that
+// reads the log's records once for several uses (the sidecar feeds the
+// same records to the signals): FromLog is NewBuilder, Add with every
+// record of the modules Reads accepts, then Totals. The Totals do not
+// depend on the order of the records.
+type Builder struct {
+	l     *darshan.Log
+	t     *Totals
+	hosts bool // the DXT records are read (see Reads)
+
+	// POSIX: the counter indexes of the last layout seen, and per file
+	// what the file-level rankings need
+	posixLayout *darshan.Layout
+	posix       *posixIdx
+	files       map[uint64]*fileAgg
+	// MPI-IO and STDIO: likewise
+	mpiioLayout *darshan.Layout
+	mpiio       [len(mpiioCounters)]int
+	stdioLayout *darshan.Layout
+	stdioR      int
+	stdioW      int
+}
+
+// NewBuilder starts the Totals of l. It fails, as FromLog, on a log whose
+// module regions claim more than the file holds: insights of part of a log
+// would mislead, even when the missing module is one no trigger reads.
+func NewBuilder(l *darshan.Log) (*Builder, error) {
 	t := &Totals{Logs: 1, MaxByteRead: -1, MaxByteWritten: -1}
 	for _, m := range l.Modules() {
-		// A region past the end of the file is a truncated log even when
-		// it is a module no trigger reads: insights of part of a log
-		// would mislead, so the whole log is refused.
 		if end := m.Region.Offset + m.Region.Length; end < m.Region.Offset || end > uint64(l.Size()) {
 			return nil, &darshan.FormatError{Log: l.Name, Region: m.ID.String(), Offset: int64(m.Region.Offset),
 				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
@@ -266,127 +313,65 @@ func FromLog(l *darshan.Log) (*Totals, error) {
 		}
 	}
 	t.CBNodes = cbNodes(l.Job.Metadata)
-	if err := t.readPOSIX(l); err != nil {
-		return nil, err
-	}
-	if err := t.readMPIIO(l); err != nil {
-		return nil, err
-	}
-	if err := t.readSTDIO(l); err != nil {
-		return nil, err
-	}
 	// The hosts serve M08–M10 alone, which a log decides only with MPI-IO
 	// data and the cb_nodes hint; reading them decodes every DXT segment
 	// (most of FromLog's time on a DXT log), so a log that cannot decide
 	// those codes skips it (and its hosts do not join a job's in Merge).
-	if t.usesMPIIO() && t.CBNodes > 0 {
-		for _, m := range []darshan.ModuleID{darshan.DXTPOSIX, darshan.DXTMPIIO} {
-			if err := t.readHosts(l, m); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return t, nil
+	hosts := t.usesMPIIO() && t.CBNodes > 0
+	return &Builder{l: l, t: t, hosts: hosts, files: map[uint64]*fileAgg{}}, nil
 }
 
-func (t *Totals) readPOSIX(l *darshan.Log) error {
-	if !t.Has(darshan.POSIX) {
-		return nil
+// Reads reports whether the Totals read module m's records: POSIX, MPI-IO
+// and STDIO when the log has them, the DXT modules when the log can decide
+// the codes that need their hosts.
+func (b *Builder) Reads(m darshan.ModuleID) bool {
+	switch m {
+	case darshan.POSIX, darshan.MPIIO, darshan.STDIO:
+		return b.t.Has(m)
+	case darshan.DXTPOSIX, darshan.DXTMPIIO:
+		return b.hosts && b.t.Has(m)
 	}
-	var (
-		idx    *posixIdx
-		layout *darshan.Layout
-		files  = map[uint64]*fileAgg{}
-	)
-	smallLimit := slices.Index(sizeBinEdges[:], 1<<20) + 1 // the bins under 1 MiB
-	rd := l.Records(darshan.POSIX)
-	for rd.Next() {
-		r, ok := rd.Record().(*darshan.CounterRecord)
-		if !ok {
-			continue
-		}
-		if r.Layout != layout {
-			layout, idx = r.Layout, newPosixIdx(r.Layout)
-		}
-		in, fl := r.Ints, r.Floats
-		t.POSIXRecords++
-		reads, writes := iv(in, idx.reads), iv(in, idx.writes)
-		bytesR, bytesW := iv(in, idx.bytesR), iv(in, idx.bytesW)
-		t.Reads += reads
-		t.Writes += writes
-		t.POSIXBytesRead += bytesR
-		t.POSIXBytesWritten += bytesW
-		var smallR, smallW int64
-		for i := range numBins {
-			rb, wb := iv(in, idx.readBins[i]), iv(in, idx.writeBins[i])
-			t.ReadBins[i] += rb
-			t.WriteBins[i] += wb
-			if r.Rank == -1 {
-				t.SharedReadBins[i] += rb
-				t.SharedWriteBins[i] += wb
-			}
-			if i < smallLimit {
-				smallR += rb
-				smallW += wb
-			}
-		}
-		t.MemNotAligned += iv(in, idx.memNA)
-		t.FileNotAligned += iv(in, idx.fileNA)
-		if idx.maxR >= 0 {
-			t.MaxByteRead = max(t.MaxByteRead, in[idx.maxR])
-		}
-		if idx.maxW >= 0 {
-			t.MaxByteWritten = max(t.MaxByteWritten, in[idx.maxW])
-		}
-		t.ConsecReads += iv(in, idx.consecR)
-		t.ConsecWrites += iv(in, idx.consecW)
-		t.SeqReads += iv(in, idx.seqR)
-		t.SeqWrites += iv(in, idx.seqW)
+	return false
+}
 
-		name := l.Names[r.ID]
-		t.MetaTime.offer(name, fv(fl, idx.metaT), float64(r.Rank))
-		f := files[r.ID]
-		if f == nil {
-			f = &fileAgg{}
-			files[r.ID] = f
+// Add adds record r, one of a module Reads accepts (others are ignored).
+// r is not kept: a RecordReader may reuse it.
+func (b *Builder) Add(r darshan.Record) {
+	switch r := r.(type) {
+	case *darshan.CounterRecord:
+		switch r.Module {
+		case darshan.POSIX:
+			b.addPOSIX(r)
+		case darshan.MPIIO:
+			b.addMPIIO(r)
+		case darshan.STDIO:
+			b.addSTDIO(r)
 		}
-		f.smallR += smallR
-		f.smallW += smallW
-		if r.Rank == -1 {
-			t.SharedRecords++
-			t.SharedReads += reads
-			t.SharedWrites += writes
-			t.SharedSmallReads.offer(name, float64(smallR), 0)
-			t.SharedSmallWrites.offer(name, float64(smallW), 0)
-			if total := bytesR + bytesW; total > 0 {
-				d := iv(in, idx.slowB) - iv(in, idx.fastB)
-				t.StragglerBytes.offer(name, math.Abs(float64(d))/float64(total), 0)
-			}
-			if total := fv(fl, idx.writeT) + fv(fl, idx.readT) + fv(fl, idx.metaT); total > 0 {
-				d := fv(fl, idx.slowT) - fv(fl, idx.fastT)
-				t.StragglerTime.offer(name, math.Abs(d)/total, 0)
-			}
-		} else {
-			if f.rankRecs == 0 {
-				f.minW, f.maxW, f.minR, f.maxR = bytesW, bytesW, bytesR, bytesR
-			} else {
-				f.minW, f.maxW = min(f.minW, bytesW), max(f.maxW, bytesW)
-				f.minR, f.maxR = min(f.minR, bytesR), max(f.maxR, bytesR)
-			}
-			f.rankRecs++
+	case *darshan.DXTRecord:
+		if b.hosts && r.Hostname != "" {
+			h := fnv.New64a()
+			h.Write([]byte(r.Hostname))
+			b.t.Hosts = addHost(b.t.Hosts, h.Sum64())
 		}
 	}
-	if err := rd.Err(); err != nil {
-		return err
+}
+
+// Totals returns the Totals of the records added; err is the damage met
+// reading them, which makes it FromLog's error (no Totals). The Builder is
+// done with.
+func (b *Builder) Totals(err error) (*Totals, error) {
+	if err != nil {
+		return nil, err
 	}
+	t := b.t
 	// Files in id order, so that ties rank the same from run to run.
-	ids := make([]uint64, 0, len(files))
-	for id := range files {
+	ids := make([]uint64, 0, len(b.files))
+	for id := range b.files {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
 	for _, id := range ids {
-		f, name := files[id], l.Names[id]
+		f, name := b.files[id], b.l.Names[id]
 		t.SmallReadFiles.offer(name, float64(f.smallR), 0)
 		t.SmallWriteFiles.offer(name, float64(f.smallW), 0)
 		if f.rankRecs > 0 {
@@ -398,89 +383,126 @@ func (t *Totals) readPOSIX(l *darshan.Log) error {
 			}
 		}
 	}
-	return nil
+	return t, nil
 }
 
-func (t *Totals) readMPIIO(l *darshan.Log) error {
-	if !t.Has(darshan.MPIIO) {
-		return nil
+// smallBins is the number of access size bins under 1 MiB.
+var smallBins = slices.Index(sizeBinEdges[:], 1<<20) + 1
+
+func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
+	if r.Layout != b.posixLayout {
+		b.posixLayout, b.posix = r.Layout, newPosixIdx(r.Layout)
 	}
-	names := []string{"MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS",
-		"MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES",
-		"MPIIO_BYTES_READ", "MPIIO_BYTES_WRITTEN"}
-	dst := []*int64{&t.IndepReads, &t.CollReads, &t.SplitReads, &t.NBReads,
+	t, idx := b.t, b.posix
+	in, fl := r.Ints, r.Floats
+	t.POSIXRecords++
+	reads, writes := iv(in, idx.reads), iv(in, idx.writes)
+	bytesR, bytesW := iv(in, idx.bytesR), iv(in, idx.bytesW)
+	t.Reads += reads
+	t.Writes += writes
+	t.POSIXBytesRead += bytesR
+	t.POSIXBytesWritten += bytesW
+	var smallR, smallW int64
+	for i := range numBins {
+		rb, wb := iv(in, idx.readBins[i]), iv(in, idx.writeBins[i])
+		t.ReadBins[i] += rb
+		t.WriteBins[i] += wb
+		if r.Rank == -1 {
+			t.SharedReadBins[i] += rb
+			t.SharedWriteBins[i] += wb
+		}
+		if i < smallBins {
+			smallR += rb
+			smallW += wb
+		}
+	}
+	t.MemNotAligned += iv(in, idx.memNA)
+	t.FileNotAligned += iv(in, idx.fileNA)
+	if idx.maxR >= 0 {
+		t.MaxByteRead = max(t.MaxByteRead, in[idx.maxR])
+	}
+	if idx.maxW >= 0 {
+		t.MaxByteWritten = max(t.MaxByteWritten, in[idx.maxW])
+	}
+	t.ConsecReads += iv(in, idx.consecR)
+	t.ConsecWrites += iv(in, idx.consecW)
+	t.SeqReads += iv(in, idx.seqR)
+	t.SeqWrites += iv(in, idx.seqW)
+
+	name := b.l.Names[r.ID]
+	t.MetaTime.offer(name, fv(fl, idx.metaT), float64(r.Rank))
+	f := b.files[r.ID]
+	if f == nil {
+		f = &fileAgg{}
+		b.files[r.ID] = f
+	}
+	f.smallR += smallR
+	f.smallW += smallW
+	if r.Rank == -1 {
+		t.SharedRecords++
+		t.SharedReads += reads
+		t.SharedWrites += writes
+		t.SharedSmallReads.offer(name, float64(smallR), 0)
+		t.SharedSmallWrites.offer(name, float64(smallW), 0)
+		if total := bytesR + bytesW; total > 0 {
+			d := iv(in, idx.slowB) - iv(in, idx.fastB)
+			t.StragglerBytes.offer(name, math.Abs(float64(d))/float64(total), 0)
+		}
+		if total := fv(fl, idx.writeT) + fv(fl, idx.readT) + fv(fl, idx.metaT); total > 0 {
+			d := fv(fl, idx.slowT) - fv(fl, idx.fastT)
+			t.StragglerTime.offer(name, math.Abs(d)/total, 0)
+		}
+	} else {
+		if f.rankRecs == 0 {
+			f.minW, f.maxW, f.minR, f.maxR = bytesW, bytesW, bytesR, bytesR
+		} else {
+			f.minW, f.maxW = min(f.minW, bytesW), max(f.maxW, bytesW)
+			f.minR, f.maxR = min(f.minR, bytesR), max(f.maxR, bytesR)
+		}
+		f.rankRecs++
+	}
+}
+
+// mpiioCounters are the MPI-IO counters Totals sums (see mpiioSums).
+var mpiioCounters = [...]string{"MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS",
+	"MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES",
+	"MPIIO_BYTES_READ", "MPIIO_BYTES_WRITTEN"}
+
+// mpiioSums are the fields of t that sum mpiioCounters, in their order.
+func (t *Totals) mpiioSums() [len(mpiioCounters)]*int64 {
+	return [...]*int64{&t.IndepReads, &t.CollReads, &t.SplitReads, &t.NBReads,
 		&t.IndepWrites, &t.CollWrites, &t.SplitWrites, &t.NBWrites,
 		&t.MPIIOBytesRead, &t.MPIIOBytesWritten}
-	var (
-		layout *darshan.Layout
-		idx    = make([]int, len(names))
-	)
-	rd := l.Records(darshan.MPIIO)
-	for rd.Next() {
-		r, ok := rd.Record().(*darshan.CounterRecord)
-		if !ok {
-			continue
-		}
-		if r.Layout != layout {
-			layout = r.Layout
-			for i, n := range names {
-				idx[i] = intIdx(layout, n)
-			}
-		}
-		t.MPIIORecords++
-		for i, d := range dst {
-			*d += iv(r.Ints, idx[i])
-		}
-		name := l.Names[r.ID]
-		if strings.HasSuffix(name, ".h5") || strings.HasSuffix(name, ".hdf5") {
-			t.HDF5Names = true
-		}
-		ir, iw := iv(r.Ints, idx[0]), iv(r.Ints, idx[4])
-		t.IndepReadRecords.offer(name, float64(ir), float64(ir+iw))
-		t.IndepWriteRecords.offer(name, float64(iw), float64(ir+iw))
-	}
-	return rd.Err()
 }
 
-func (t *Totals) readSTDIO(l *darshan.Log) error {
-	if !t.Has(darshan.STDIO) {
-		return nil
-	}
-	var (
-		layout *darshan.Layout
-		ir, iw int
-	)
-	rd := l.Records(darshan.STDIO)
-	for rd.Next() {
-		r, ok := rd.Record().(*darshan.CounterRecord)
-		if !ok {
-			continue
+func (b *Builder) addMPIIO(r *darshan.CounterRecord) {
+	if r.Layout != b.mpiioLayout {
+		b.mpiioLayout = r.Layout
+		for i, n := range mpiioCounters {
+			b.mpiio[i] = intIdx(r.Layout, n)
 		}
-		if r.Layout != layout {
-			layout = r.Layout
-			ir, iw = intIdx(layout, "STDIO_BYTES_READ"), intIdx(layout, "STDIO_BYTES_WRITTEN")
-		}
-		t.STDIOBytesRead += iv(r.Ints, ir)
-		t.STDIOBytesWritten += iv(r.Ints, iw)
 	}
-	return rd.Err()
+	t := b.t
+	t.MPIIORecords++
+	for i, d := range t.mpiioSums() {
+		*d += iv(r.Ints, b.mpiio[i])
+	}
+	name := b.l.Names[r.ID]
+	if strings.HasSuffix(name, ".h5") || strings.HasSuffix(name, ".hdf5") {
+		t.HDF5Names = true
+	}
+	ir, iw := iv(r.Ints, b.mpiio[0]), iv(r.Ints, b.mpiio[4])
+	t.IndepReadRecords.offer(name, float64(ir), float64(ir+iw))
+	t.IndepWriteRecords.offer(name, float64(iw), float64(ir+iw))
 }
 
-func (t *Totals) readHosts(l *darshan.Log, m darshan.ModuleID) error {
-	if !t.Has(m) {
-		return nil
+func (b *Builder) addSTDIO(r *darshan.CounterRecord) {
+	if r.Layout != b.stdioLayout {
+		b.stdioLayout = r.Layout
+		b.stdioR, b.stdioW = intIdx(r.Layout, "STDIO_BYTES_READ"), intIdx(r.Layout, "STDIO_BYTES_WRITTEN")
 	}
-	rd := l.Records(m)
-	for rd.Next() {
-		r, ok := rd.Record().(*darshan.DXTRecord)
-		if !ok || r.Hostname == "" {
-			continue
-		}
-		h := fnv.New64a()
-		h.Write([]byte(r.Hostname))
-		t.Hosts = addHost(t.Hosts, h.Sum64())
-	}
-	return rd.Err()
+	b.t.STDIOBytesRead += iv(r.Ints, b.stdioR)
+	b.t.STDIOBytesWritten += iv(r.Ints, b.stdioW)
 }
 
 func addHost(hosts []uint64, h uint64) []uint64 {

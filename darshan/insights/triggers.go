@@ -10,7 +10,14 @@ import (
 // A trigger decides one code (or a pair: a warning and its good-news
 // counterpart) and appends what it decided. It appends nothing when the
 // log cannot decide it (the module is absent, or a divisor is 0).
-type trigger func(t *Totals, c *Config, out []Insight) []Insight
+type trigger func(t *Totals, c *evalCtx, out []Insight) []Insight
+
+// evalCtx is what a trigger is evaluated with: the thresholds, and brief
+// when only the decision is wanted (Decide), not its text.
+type evalCtx struct {
+	Config
+	brief bool
+}
 
 var triggers = []trigger{
 	stdioShare,
@@ -49,16 +56,40 @@ func humanBytes(n int64) string {
 
 func ratio(a, b int64) float64 { return float64(a) / float64(b) }
 
+// text is what an Insight says: its message and its recommendations,
+// built only when they are asked for (by Evaluate; Decide keeps the first
+// recommendation of the insights that fired, and no message).
+type text func() (msg string, recs []string)
+
 // insight builds an Insight: Level is level when fired, OK otherwise, and
 // recommendations are kept only when it fired.
-func insight(code string, level Level, fired bool, value, threshold float64, msg string, recs []string) Insight {
-	in := Insight{Code: code, Level: OK, Fired: fired, Value: value, Threshold: threshold,
-		Message: msg, Count: nan, CountThreshold: nan}
+func (c *evalCtx) insight(code string, level Level, fired bool, value, threshold float64, txt text) Insight {
+	in := Insight{Code: code, Level: OK, Fired: fired, Value: value, Threshold: threshold, Count: nan, CountThreshold: nan}
 	if fired {
 		in.Level = level
-		in.Recommendations = recs
+	}
+	switch {
+	case !c.brief:
+		msg, recs := txt()
+		in.Message = msg
+		if fired {
+			in.Recommendations = recs
+		}
+	case fired:
+		if _, recs := txt(); len(recs) > 0 {
+			in.Recommendations = recs[:1:1]
+		}
 	}
 	return in
+}
+
+// files is the detail of an insight that fired: the names of r's kept
+// entries that pass keep; none in brief.
+func (c *evalCtx) files(r *Ranking, keep func(Ranked) bool) []string {
+	if c.brief {
+		return nil
+	}
+	return files(r, keep)
 }
 
 func (t *Totals) usesMPIIO() bool { return t.Has(darshan.MPIIO) }
@@ -96,7 +127,7 @@ func countText(n int, exact bool) string {
 //	fires when stdio / (stdio + posix + mpiio) > interface.stdio (0.1)
 //
 // Decided when any of the three moved a byte.
-func stdioShare(t *Totals, c *Config, out []Insight) []Insight {
+func stdioShare(t *Totals, c *evalCtx, out []Insight) []Insight {
 	stdio := t.STDIOBytesRead + t.STDIOBytesWritten
 	posix := t.POSIXBytesRead + t.POSIXBytesWritten
 	mpiio := t.MPIIOBytesRead + t.MPIIOBytesWritten
@@ -109,12 +140,14 @@ func stdioShare(t *Totals, c *Config, out []Insight) []Insight {
 	}
 	v := ratio(stdio, total)
 	fired := v > c.InterfaceSTDIO
-	msg := fmt.Sprintf("STDIO moves %s of the bytes (%s of %s); threshold %s", pct(v), humanBytes(stdio), humanBytes(total), pct(c.InterfaceSTDIO))
-	if fired {
-		msg = "STDIO, a slow buffered interface, " + msg[len("STDIO "):]
-	}
-	return append(out, insight("S01", High, fired, v, c.InterfaceSTDIO, msg, []string{
-		"Move the bulk data off fread/fwrite/fprintf to POSIX or, for parallel jobs, to MPI-IO or a library built on it (HDF5, PnetCDF); keep STDIO for logs and small text",
+	return append(out, c.insight("S01", High, fired, v, c.InterfaceSTDIO, func() (string, []string) {
+		msg := fmt.Sprintf("STDIO moves %s of the bytes (%s of %s); threshold %s", pct(v), humanBytes(stdio), humanBytes(total), pct(c.InterfaceSTDIO))
+		if fired {
+			msg = "STDIO, a slow buffered interface, " + msg[len("STDIO "):]
+		}
+		return msg, []string{
+			"Move the bulk data off fread/fwrite/fprintf to POSIX or, for parallel jobs, to MPI-IO or a library built on it (HDF5, PnetCDF); keep STDIO for logs and small text",
+		}
 	}))
 }
 
@@ -123,14 +156,16 @@ func stdioShare(t *Totals, c *Config, out []Insight) []Insight {
 //	fires when the log has no MPI-IO module data
 //
 // Always decided; no threshold.
-func mpiioUnused(t *Totals, _ *Config, out []Insight) []Insight {
+func mpiioUnused(t *Totals, c *evalCtx, out []Insight) []Insight {
 	fired := !t.usesMPIIO()
-	msg := "The job uses MPI-IO"
-	if fired {
-		msg = "The job does no I/O through MPI-IO (only POSIX/STDIO or other interfaces)"
-	}
-	return append(out, insight("M01", Warn, fired, nan, nan, msg, []string{
-		"For a parallel job, MPI-IO (directly or through HDF5/PnetCDF) lets the ranks' requests be combined into fewer, larger ones",
+	return append(out, c.insight("M01", Warn, fired, nan, nan, func() (string, []string) {
+		msg := "The job uses MPI-IO"
+		if fired {
+			msg = "The job does no I/O through MPI-IO (only POSIX/STDIO or other interfaces)"
+		}
+		return msg, []string{
+			"For a parallel job, MPI-IO (directly or through HDF5/PnetCDF) lets the ranks' requests be combined into fewer, larger ones",
+		}
 	}))
 }
 
@@ -142,19 +177,25 @@ func mpiioUnused(t *Totals, _ *Config, out []Insight) []Insight {
 //	each fires when its value > imbalance.operations (0.1)
 //
 // Decided when ops > 0.
-func countIntensive(t *Totals, c *Config, out []Insight) []Insight {
+func countIntensive(t *Totals, c *evalCtx, out []Insight) []Insight {
 	ops := t.Reads + t.Writes
 	if ops <= 0 {
 		return out
 	}
-	w, r := ratio(t.Writes, ops), ratio(t.Reads, ops)
-	desc := fmt.Sprintf("%s writes, %s reads of %d POSIX operations", pct(w), pct(r), ops)
+	desc := func() string {
+		w, r := ratio(t.Writes, ops), ratio(t.Reads, ops)
+		return fmt.Sprintf("%s writes, %s reads of %d POSIX operations", pct(w), pct(r), ops)
+	}
 	// The differences of the integers, divided once: a difference of two
 	// rounded shares would cross the threshold at its edge.
 	v1, v2 := ratio(t.Writes-t.Reads, ops), ratio(t.Reads-t.Writes, ops)
 	return append(out,
-		insight("P01", Info, v1 > c.ImbalanceOperations, v1, c.ImbalanceOperations, "Write-intensive by operation count? "+yesNo(v1 > c.ImbalanceOperations)+": "+desc, nil),
-		insight("P02", Info, v2 > c.ImbalanceOperations, v2, c.ImbalanceOperations, "Read-intensive by operation count? "+yesNo(v2 > c.ImbalanceOperations)+": "+desc, nil))
+		c.insight("P01", Info, v1 > c.ImbalanceOperations, v1, c.ImbalanceOperations, func() (string, []string) {
+			return "Write-intensive by operation count? " + yesNo(v1 > c.ImbalanceOperations) + ": " + desc(), nil
+		}),
+		c.insight("P02", Info, v2 > c.ImbalanceOperations, v2, c.ImbalanceOperations, func() (string, []string) {
+			return "Read-intensive by operation count? " + yesNo(v2 > c.ImbalanceOperations) + ": " + desc(), nil
+		}))
 }
 
 func yesNo(b bool) string {
@@ -172,17 +213,23 @@ func yesNo(b bool) string {
 //	each fires when its value > imbalance.operations (0.1)
 //
 // Decided when bytes > 0.
-func sizeIntensive(t *Totals, c *Config, out []Insight) []Insight {
+func sizeIntensive(t *Totals, c *evalCtx, out []Insight) []Insight {
 	total := t.POSIXBytesRead + t.POSIXBytesWritten
 	if total <= 0 {
 		return out
 	}
-	w, r := ratio(t.POSIXBytesWritten, total), ratio(t.POSIXBytesRead, total)
-	desc := fmt.Sprintf("%s written (%s), %s read (%s) through POSIX", pct(w), humanBytes(t.POSIXBytesWritten), pct(r), humanBytes(t.POSIXBytesRead))
+	desc := func() string {
+		w, r := ratio(t.POSIXBytesWritten, total), ratio(t.POSIXBytesRead, total)
+		return fmt.Sprintf("%s written (%s), %s read (%s) through POSIX", pct(w), humanBytes(t.POSIXBytesWritten), pct(r), humanBytes(t.POSIXBytesRead))
+	}
 	v3, v4 := ratio(t.POSIXBytesWritten-t.POSIXBytesRead, total), ratio(t.POSIXBytesRead-t.POSIXBytesWritten, total)
 	return append(out,
-		insight("P03", Info, v3 > c.ImbalanceOperations, v3, c.ImbalanceOperations, "Write-intensive by volume? "+yesNo(v3 > c.ImbalanceOperations)+": "+desc, nil),
-		insight("P04", Info, v4 > c.ImbalanceOperations, v4, c.ImbalanceOperations, "Read-intensive by volume? "+yesNo(v4 > c.ImbalanceOperations)+": "+desc, nil))
+		c.insight("P03", Info, v3 > c.ImbalanceOperations, v3, c.ImbalanceOperations, func() (string, []string) {
+			return "Write-intensive by volume? " + yesNo(v3 > c.ImbalanceOperations) + ": " + desc(), nil
+		}),
+		c.insight("P04", Info, v4 > c.ImbalanceOperations, v4, c.ImbalanceOperations, func() (string, []string) {
+			return "Read-intensive by volume? " + yesNo(v4 > c.ImbalanceOperations) + ": " + desc(), nil
+		}))
 }
 
 // smallReads is P05 (HIGH): many small POSIX reads.
@@ -193,13 +240,13 @@ func sizeIntensive(t *Totals, c *Config, out []Insight) []Insight {
 //
 // Decided when POSIX_READS > 0. Files: those whose small reads (under
 // 1 MiB, over all their records) exceed POSIX_READS × small.requests / 2.
-func smallReads(t *Totals, c *Config, out []Insight) []Insight {
+func smallReads(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return smallOps(t, c, out, "P05", "read", t.Reads, small(&t.ReadBins, c.SmallBytes), &t.SmallReadFiles, false)
 }
 
 // smallWrites is P06 (HIGH): many small POSIX writes, as P05 with the
 // write counters.
-func smallWrites(t *Totals, c *Config, out []Insight) []Insight {
+func smallWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return smallOps(t, c, out, "P06", "write", t.Writes, small(&t.WriteBins, c.SmallBytes), &t.SmallWriteFiles, false)
 }
 
@@ -207,43 +254,45 @@ func smallWrites(t *Totals, c *Config, out []Insight) []Insight {
 // rank (records of rank −1), as P05 on those records alone.
 //
 // Decided when the shared records have reads.
-func sharedSmallReads(t *Totals, c *Config, out []Insight) []Insight {
+func sharedSmallReads(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return smallOps(t, c, out, "P15", "read", t.SharedReads, small(&t.SharedReadBins, c.SmallBytes), &t.SharedSmallReads, true)
 }
 
 // sharedSmallWrites is P16 (HIGH): P15 for writes.
-func sharedSmallWrites(t *Totals, c *Config, out []Insight) []Insight {
+func sharedSmallWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return smallOps(t, c, out, "P16", "write", t.SharedWrites, small(&t.SharedWriteBins, c.SmallBytes), &t.SharedSmallWrites, true)
 }
 
-func smallOps(t *Totals, c *Config, out []Insight, code, op string, ops, smallOps int64, r *Ranking, shared bool) []Insight {
+func smallOps(t *Totals, c *evalCtx, out []Insight, code, op string, ops, smallOps int64, r *Ranking, shared bool) []Insight {
 	if ops <= 0 {
 		return out
 	}
 	v := ratio(smallOps, ops)
 	fired := smallOps > 0 && v > c.SmallRequests && float64(smallOps) > c.SmallRequestsAbsolute
-	where := ""
-	if shared {
-		where = " to shared files"
-	}
-	msg := fmt.Sprintf("%d small %ss (< %s)%s: %s of %d %ss; thresholds %s and %.0f", smallOps, op, humanBytes(c.SmallBytes), where, pct(v), ops, op, pct(c.SmallRequests), c.SmallRequestsAbsolute)
-	var recs []string
-	switch {
-	case shared:
-		recs = []string{fmt.Sprintf("Let MPI-IO collective %ss (or a library using them) gather the ranks' small %ss to the shared file into large contiguous ones", op, op)}
-	default:
-		recs = []string{fmt.Sprintf("Aggregate small %ss into larger contiguous requests: buffer in memory, or %s whole blocks at once", op, op)}
-		if t.usesMPIIO() {
-			recs = append(recs, fmt.Sprintf("The job already uses MPI-IO: collective %ss (MPI_File_%s_all, MPI_File_%s_at_all) combine requests across ranks", op, op, op))
-		} else {
-			recs = append(recs, fmt.Sprintf("MPI-IO collective %ss could combine the ranks' small requests; the job does not use MPI-IO", op))
+	in := c.insight(code, High, fired, v, c.SmallRequests, func() (string, []string) {
+		where := ""
+		if shared {
+			where = " to shared files"
 		}
-	}
-	in := insight(code, High, fired, v, c.SmallRequests, msg, recs)
+		msg := fmt.Sprintf("%d small %ss (< %s)%s: %s of %d %ss; thresholds %s and %.0f", smallOps, op, humanBytes(c.SmallBytes), where, pct(v), ops, op, pct(c.SmallRequests), c.SmallRequestsAbsolute)
+		var recs []string
+		switch {
+		case shared:
+			recs = []string{fmt.Sprintf("Let MPI-IO collective %ss (or a library using them) gather the ranks' small %ss to the shared file into large contiguous ones", op, op)}
+		default:
+			recs = []string{fmt.Sprintf("Aggregate small %ss into larger contiguous requests: buffer in memory, or %s whole blocks at once", op, op)}
+			if t.usesMPIIO() {
+				recs = append(recs, fmt.Sprintf("The job already uses MPI-IO: collective %ss (MPI_File_%s_all, MPI_File_%s_at_all) combine requests across ranks", op, op, op))
+			} else {
+				recs = append(recs, fmt.Sprintf("MPI-IO collective %ss could combine the ranks' small requests; the job does not use MPI-IO", op))
+			}
+		}
+		return msg, recs
+	})
 	in.Count, in.CountThreshold = float64(smallOps), c.SmallRequestsAbsolute
 	if fired {
 		limit := float64(ops) * c.SmallRequests / 2
-		in.Files = files(r, func(e Ranked) bool { return e.Value > limit })
+		in.Files = c.files(r, func(e Ranked) bool { return e.Value > limit })
 	}
 	return append(out, in)
 }
@@ -255,15 +304,17 @@ func smallOps(t *Totals, c *Config, out []Insight, code, op string, ops, smallOp
 //	fires when value > misaligned.requests (0.1)
 //
 // Decided when the job has POSIX operations.
-func misalignedMemory(t *Totals, c *Config, out []Insight) []Insight {
+func misalignedMemory(t *Totals, c *evalCtx, out []Insight) []Insight {
 	ops := t.Reads + t.Writes
 	if ops <= 0 {
 		return out
 	}
 	v := ratio(t.MemNotAligned, ops)
-	msg := fmt.Sprintf("%s of POSIX requests (%d of %d) use buffers not aligned in memory; threshold %s", pct(v), t.MemNotAligned, ops, pct(c.MisalignedRequests))
-	return append(out, insight("P07", High, v > c.MisalignedRequests, v, c.MisalignedRequests, msg, []string{
-		"Allocate I/O buffers aligned to the memory alignment darshan reports (posix_memalign, aligned_alloc)",
+	return append(out, c.insight("P07", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
+		msg := fmt.Sprintf("%s of POSIX requests (%d of %d) use buffers not aligned in memory; threshold %s", pct(v), t.MemNotAligned, ops, pct(c.MisalignedRequests))
+		return msg, []string{
+			"Allocate I/O buffers aligned to the memory alignment darshan reports (posix_memalign, aligned_alloc)",
+		}
 	}))
 }
 
@@ -274,21 +325,23 @@ func misalignedMemory(t *Totals, c *Config, out []Insight) []Insight {
 //	fires when value > misaligned.requests (0.1)
 //
 // Decided when the job has POSIX operations.
-func misalignedFile(t *Totals, c *Config, out []Insight) []Insight {
+func misalignedFile(t *Totals, c *evalCtx, out []Insight) []Insight {
 	ops := t.Reads + t.Writes
 	if ops <= 0 {
 		return out
 	}
 	v := ratio(t.FileNotAligned, ops)
-	msg := fmt.Sprintf("%s of POSIX requests (%d of %d) start or end off the file system's block boundaries; threshold %s", pct(v), t.FileNotAligned, ops, pct(c.MisalignedRequests))
-	recs := []string{"Make request offsets and sizes multiples of the file system block (or stripe) size"}
-	if t.usesHDF5() {
-		recs = append(recs, "HDF5: set H5Pset_alignment on the file access property list so that large objects start on block boundaries")
-	}
-	if t.Has(darshan.Lustre) {
-		recs = append(recs, "Lustre: choose a stripe size that the requests are multiples of (lfs setstripe -S), or align the requests to the current one")
-	}
-	return append(out, insight("P08", High, v > c.MisalignedRequests, v, c.MisalignedRequests, msg, recs))
+	return append(out, c.insight("P08", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
+		msg := fmt.Sprintf("%s of POSIX requests (%d of %d) start or end off the file system's block boundaries; threshold %s", pct(v), t.FileNotAligned, ops, pct(c.MisalignedRequests))
+		recs := []string{"Make request offsets and sizes multiples of the file system block (or stripe) size"}
+		if t.usesHDF5() {
+			recs = append(recs, "HDF5: set H5Pset_alignment on the file access property list so that large objects start on block boundaries")
+		}
+		if t.Has(darshan.Lustre) {
+			recs = append(recs, "Lustre: choose a stripe size that the requests are multiples of (lfs setstripe -S), or align the requests to the current one")
+		}
+		return msg, recs
+	}))
 }
 
 // redundantReads is P09 (WARN): more bytes read than the highest offset
@@ -299,30 +352,32 @@ func misalignedFile(t *Totals, c *Config, out []Insight) []Insight {
 //
 // Decided when a POSIX record has POSIX_MAX_BYTE_READ. As in Drishti, the
 // maximum is over every file and the sum over every file.
-func redundantReads(t *Totals, _ *Config, out []Insight) []Insight {
-	return redundant(out, "P09", "read", t.MaxByteRead, t.POSIXBytesRead)
+func redundantReads(t *Totals, c *evalCtx, out []Insight) []Insight {
+	return redundant(c, out, "P09", "read", t.MaxByteRead, t.POSIXBytesRead)
 }
 
 // redundantWrites is P10 (WARN): P09 for writes (POSIX_MAX_BYTE_WRITTEN
 // against POSIX_BYTES_WRITTEN).
-func redundantWrites(t *Totals, _ *Config, out []Insight) []Insight {
-	return redundant(out, "P10", "written", t.MaxByteWritten, t.POSIXBytesWritten)
+func redundantWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
+	return redundant(c, out, "P10", "written", t.MaxByteWritten, t.POSIXBytesWritten)
 }
 
-func redundant(out []Insight, code, op string, maxByte, total int64) []Insight {
+func redundant(c *evalCtx, out []Insight, code, op string, maxByte, total int64) []Insight {
 	if maxByte < 0 {
 		return out
 	}
 	fired := maxByte > total
-	msg := fmt.Sprintf("Highest offset %s %d, bytes %s %d", op, maxByte, op, total)
-	if fired {
-		msg = fmt.Sprintf("Some data may be %s more than once: highest offset %s %d is beyond the %d bytes %s", op, op, maxByte, total, op)
-	}
-	rec := "Keep data that is read again in memory instead of reading it from the file system again"
-	if op == "written" {
-		rec = "Check for data written more than once (rewrites of the same region, restarts of a checkpoint); write each region once"
-	}
-	return append(out, insight(code, Warn, fired, float64(maxByte), float64(total), msg, []string{rec}))
+	return append(out, c.insight(code, Warn, fired, float64(maxByte), float64(total), func() (string, []string) {
+		msg := fmt.Sprintf("Highest offset %s %d, bytes %s %d", op, maxByte, op, total)
+		if fired {
+			msg = fmt.Sprintf("Some data may be %s more than once: highest offset %s %d is beyond the %d bytes %s", op, op, maxByte, total, op)
+		}
+		rec := "Keep data that is read again in memory instead of reading it from the file system again"
+		if op == "written" {
+			rec = "Check for data written more than once (rewrites of the same region, restarts of a checkpoint); write each region once"
+		}
+		return msg, []string{rec}
+	}))
 }
 
 // randomReads is P11 (HIGH) and P12 (OK): random POSIX reads.
@@ -333,29 +388,32 @@ func redundant(out []Insight, code, op string, maxByte, total int64) []Insight {
 //	P12 (mostly consecutive and sequential) fires otherwise
 //
 // Decided when POSIX_READS > 0.
-func randomReads(t *Totals, c *Config, out []Insight) []Insight {
+func randomReads(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return random(t, c, out, "P11", "P12", "read", t.Reads, t.SeqReads, t.ConsecReads)
 }
 
 // randomWrites is P13 (HIGH) and P14 (OK): P11 and P12 for writes.
-func randomWrites(t *Totals, c *Config, out []Insight) []Insight {
+func randomWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return random(t, c, out, "P13", "P14", "write", t.Writes, t.SeqWrites, t.ConsecWrites)
 }
 
-func random(t *Totals, c *Config, out []Insight, code, okCode, op string, ops, seq, consec int64) []Insight {
+func random(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, ops, seq, consec int64) []Insight {
 	if ops <= 0 {
 		return out
 	}
 	rnd := ops - seq
 	v := ratio(rnd, ops)
 	fired := rnd > 0 && v > c.RandomOperations && float64(rnd) > c.RandomOperationsAbsolute
-	msg := fmt.Sprintf("%d random %ss: %s of %d; thresholds %s and %.0f", rnd, op, pct(v), ops, pct(c.RandomOperations), c.RandomOperationsAbsolute)
-	in := insight(code, High, fired, v, c.RandomOperations, msg, []string{
-		fmt.Sprintf("Lay the data out in the order it is %s, or sort the requests by offset, so that %ss are sequential", map[string]string{"read": "read", "write": "written"}[op], op),
+	in := c.insight(code, High, fired, v, c.RandomOperations, func() (string, []string) {
+		msg := fmt.Sprintf("%d random %ss: %s of %d; thresholds %s and %.0f", rnd, op, pct(v), ops, pct(c.RandomOperations), c.RandomOperationsAbsolute)
+		return msg, []string{
+			fmt.Sprintf("Lay the data out in the order it is %s, or sort the requests by offset, so that %ss are sequential", map[string]string{"read": "read", "write": "written"}[op], op),
+		}
 	})
 	in.Count, in.CountThreshold = float64(rnd), c.RandomOperationsAbsolute
-	okMsg := fmt.Sprintf("%ss are mostly consecutive (%s) and sequential (%s)", op, pct(ratio(consec, ops)), pct(ratio(seq-consec, ops)))
-	ok := insight(okCode, OK, !fired, v, c.RandomOperations, okMsg, nil)
+	ok := c.insight(okCode, OK, !fired, v, c.RandomOperations, func() (string, []string) {
+		return fmt.Sprintf("%ss are mostly consecutive (%s) and sequential (%s)", op, pct(ratio(consec, ops)), pct(ratio(seq-consec, ops))), nil
+	})
 	return append(out, in, ok)
 }
 
@@ -367,22 +425,24 @@ func random(t *Totals, c *Config, out []Insight, code, okCode, op string, ops, s
 //
 // Drishti counts records (rank −1 records hold the time of every rank)
 // and calls them ranks. Decided when the log has POSIX records.
-func metadataTime(t *Totals, c *Config, out []Insight) []Insight {
+func metadataTime(t *Totals, c *evalCtx, out []Insight) []Insight {
 	if t.POSIXRecords == 0 {
 		return out
 	}
 	r := &t.MetaTime
 	n, exact := r.above(c.MetadataTimeRank)
 	fired := r.Max > c.MetadataTimeRank
-	msg := fmt.Sprintf("%s records spend more than %.0f s in metadata operations (longest %.2f s)", countText(n, exact), c.MetadataTimeRank, r.Max)
-	recs := []string{"Open, stat and close fewer files: keep files open, combine small files, cache metadata rather than asking again"}
-	if t.usesHDF5() {
-		recs = append(recs, "HDF5: make metadata operations collective (H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write) and enlarge the metadata cache")
-	}
-	in := insight("P17", High, fired, r.Max, c.MetadataTimeRank, msg, recs)
+	in := c.insight("P17", High, fired, r.Max, c.MetadataTimeRank, func() (string, []string) {
+		msg := fmt.Sprintf("%s records spend more than %.0f s in metadata operations (longest %.2f s)", countText(n, exact), c.MetadataTimeRank, r.Max)
+		recs := []string{"Open, stat and close fewer files: keep files open, combine small files, cache metadata rather than asking again"}
+		if t.usesHDF5() {
+			recs = append(recs, "HDF5: make metadata operations collective (H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write) and enlarge the metadata cache")
+		}
+		return msg, recs
+	})
 	in.Count = float64(n)
 	if fired {
-		in.Files = files(r, func(e Ranked) bool { return e.Value > c.MetadataTimeRank })
+		in.Files = c.files(r, func(e Ranked) bool { return e.Value > c.MetadataTimeRank })
 	}
 	return append(out, in)
 }
@@ -394,11 +454,13 @@ func metadataTime(t *Totals, c *Config, out []Insight) []Insight {
 //	value = its maximum; fires when value > imbalance.stragglers (0.15); Count is the number of files above
 //
 // Decided when the log has shared records.
-func stragglerBytes(t *Totals, c *Config, out []Insight) []Insight {
+func stragglerBytes(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return perFile(t, c, out, "P18", t.SharedRecords > 0, &t.StragglerBytes, c.ImbalanceStragglers,
-		"shared files with a data imbalance between the slowest and fastest ranks", []string{
-			"Give every rank a similar share of the data of a shared file",
-			"Revisit the file's striping (stripe count and size) so that ranks do not queue on the same servers",
+		"shared files with a data imbalance between the slowest and fastest ranks", func() []string {
+			return []string{
+				"Give every rank a similar share of the data of a shared file",
+				"Revisit the file's striping (stripe count and size) so that ranks do not queue on the same servers",
+			}
 		})
 }
 
@@ -409,11 +471,13 @@ func stragglerBytes(t *Totals, c *Config, out []Insight) []Insight {
 //	value = its maximum; fires when value > imbalance.stragglers (0.15); Count is the number of files above
 //
 // Decided when the log has shared records.
-func stragglerTime(t *Totals, c *Config, out []Insight) []Insight {
+func stragglerTime(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return perFile(t, c, out, "P19", t.SharedRecords > 0, &t.StragglerTime, c.ImbalanceStragglers,
-		"shared files with a time imbalance between the slowest and fastest ranks", []string{
-			"Look for ranks that wait on busy storage servers: spread the file over more servers (stripe count) or balance the work",
-			"Revisit the file's striping (stripe count and size) so that ranks do not queue on the same servers",
+		"shared files with a time imbalance between the slowest and fastest ranks", func() []string {
+			return []string{
+				"Look for ranks that wait on busy storage servers: spread the file over more servers (stripe count) or balance the work",
+				"Revisit the file's striping (stripe count and size) so that ranks do not queue on the same servers",
+			}
 		})
 }
 
@@ -425,15 +489,15 @@ func stragglerTime(t *Totals, c *Config, out []Insight) []Insight {
 //
 // A file with one rank's record has no imbalance. Decided when the log has
 // per-rank POSIX records.
-func writeImbalance(t *Totals, c *Config, out []Insight) []Insight {
+func writeImbalance(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return perFile(t, c, out, "P21", t.POSIXRecords > t.SharedRecords, &t.WriteImbalance, c.ImbalanceSize,
-		"files written in very unequal amounts by their ranks", imbalanceRecs("write"))
+		"files written in very unequal amounts by their ranks", func() []string { return imbalanceRecs("write") })
 }
 
 // readImbalance is P22 (HIGH): P21 for POSIX_BYTES_READ.
-func readImbalance(t *Totals, c *Config, out []Insight) []Insight {
+func readImbalance(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return perFile(t, c, out, "P22", t.POSIXRecords > t.SharedRecords, &t.ReadImbalance, c.ImbalanceSize,
-		"files read in very unequal amounts by their ranks", imbalanceRecs("read"))
+		"files read in very unequal amounts by their ranks", func() []string { return imbalanceRecs("read") })
 }
 
 func imbalanceRecs(op string) []string {
@@ -445,17 +509,18 @@ func imbalanceRecs(op string) []string {
 	}
 }
 
-func perFile(t *Totals, c *Config, out []Insight, code string, decided bool, r *Ranking, th float64, what string, recs []string) []Insight {
+func perFile(t *Totals, c *evalCtx, out []Insight, code string, decided bool, r *Ranking, th float64, what string, recs func() []string) []Insight {
 	if !decided {
 		return out
 	}
 	n, exact := r.above(th)
 	fired := r.Max > th
-	msg := fmt.Sprintf("%s %s (worst %s, threshold %s)", countText(n, exact), what, pct(r.Max), pct(th))
-	in := insight(code, High, fired, r.Max, th, msg, recs)
+	in := c.insight(code, High, fired, r.Max, th, func() (string, []string) {
+		return fmt.Sprintf("%s %s (worst %s, threshold %s)", countText(n, exact), what, pct(r.Max), pct(th)), recs()
+	})
 	in.Count = float64(n)
 	if fired {
-		in.Files = files(r, func(e Ranked) bool { return e.Value > th })
+		in.Files = c.files(r, func(e Ranked) bool { return e.Value > th })
 	}
 	return append(out, in)
 }
@@ -472,31 +537,33 @@ func perFile(t *Totals, c *Config, out []Insight, code string, decided bool, r *
 // exceed collective.operations (0.5) of their independent operations,
 // themselves more than collective.operations_absolute, among the records
 // with most independent reads.
-func collectiveReads(t *Totals, c *Config, out []Insight) []Insight {
+func collectiveReads(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return collective(t, c, out, "M02", "M04", "read", t.IndepReads, t.CollReads, &t.IndepReadRecords)
 }
 
 // collectiveWrites is M03 (HIGH) and M05 (OK): M02 and M04 for writes.
-func collectiveWrites(t *Totals, c *Config, out []Insight) []Insight {
+func collectiveWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
 	return collective(t, c, out, "M03", "M05", "write", t.IndepWrites, t.CollWrites, &t.IndepWriteRecords)
 }
 
-func collective(t *Totals, c *Config, out []Insight, code, okCode, op string, indep, coll int64, r *Ranking) []Insight {
+func collective(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, indep, coll int64, r *Ranking) []Insight {
 	if !t.usesMPIIO() {
 		return out
 	}
 	total := indep + coll
 	fired := coll == 0 && float64(total) > c.CollectiveOperationsAbsolute
-	msg := fmt.Sprintf("%d MPI-IO %ss, %d collective; fires with no collective %s and more than %.0f", total, op, coll, op, c.CollectiveOperationsAbsolute)
-	if fired {
-		msg = fmt.Sprintf("MPI-IO %ss are all independent: %d (%s) independent %ss, none collective", op, indep, pct(ratio(indep, total)), op)
-	}
-	in := insight(code, High, fired, float64(total), c.CollectiveOperationsAbsolute, msg, []string{
-		fmt.Sprintf("Use collective %ss (MPI_File_%s_all, MPI_File_%s_at_all) and one aggregator per compute node (the cb_nodes hint)", op, op, op),
+	in := c.insight(code, High, fired, float64(total), c.CollectiveOperationsAbsolute, func() (string, []string) {
+		msg := fmt.Sprintf("%d MPI-IO %ss, %d collective; fires with no collective %s and more than %.0f", total, op, coll, op, c.CollectiveOperationsAbsolute)
+		if fired {
+			msg = fmt.Sprintf("MPI-IO %ss are all independent: %d (%s) independent %ss, none collective", op, indep, pct(ratio(indep, total)), op)
+		}
+		return msg, []string{
+			fmt.Sprintf("Use collective %ss (MPI_File_%s_all, MPI_File_%s_at_all) and one aggregator per compute node (the cb_nodes hint)", op, op, op),
+		}
 	})
 	in.Count = float64(coll)
 	if fired {
-		in.Files = files(r, func(e Ranked) bool {
+		in.Files = c.files(r, func(e Ranked) bool {
 			return e.Aux > 0 && e.Value/e.Aux > c.CollectiveOperations && e.Aux > c.CollectiveOperationsAbsolute
 		})
 	}
@@ -504,7 +571,9 @@ func collective(t *Totals, c *Config, out []Insight, code, okCode, op string, in
 	if total > 0 {
 		share = ratio(coll, total)
 	}
-	ok := insight(okCode, OK, coll > 0, share, nan, fmt.Sprintf("%d of %d MPI-IO %ss (%s) are collective", coll, total, op, pct(share)), nil)
+	ok := c.insight(okCode, OK, coll > 0, share, nan, func() (string, []string) {
+		return fmt.Sprintf("%d of %d MPI-IO %ss (%s) are collective", coll, total, op, pct(share)), nil
+	})
 	return append(out, in, ok)
 }
 
@@ -516,29 +585,31 @@ func collective(t *Totals, c *Config, out []Insight, code, okCode, op string, in
 // Drishti fires whenever MPIIO_NB_READS is 0, reads or not; a job that
 // reads nothing through MPI-IO has nothing to make asynchronous. Decided
 // when the log has MPI-IO data; Value is MPIIO_NB_READS, no threshold.
-func blockingReads(t *Totals, _ *Config, out []Insight) []Insight {
-	return blocking(t, out, "M06", "read", t.NBReads, t.IndepReads+t.CollReads+t.SplitReads)
+func blockingReads(t *Totals, c *evalCtx, out []Insight) []Insight {
+	return blocking(t, c, out, "M06", "read", t.NBReads, t.IndepReads+t.CollReads+t.SplitReads)
 }
 
 // blockingWrites is M07 (WARN): M06 for writes.
-func blockingWrites(t *Totals, _ *Config, out []Insight) []Insight {
-	return blocking(t, out, "M07", "write", t.NBWrites, t.IndepWrites+t.CollWrites+t.SplitWrites)
+func blockingWrites(t *Totals, c *evalCtx, out []Insight) []Insight {
+	return blocking(t, c, out, "M07", "write", t.NBWrites, t.IndepWrites+t.CollWrites+t.SplitWrites)
 }
 
-func blocking(t *Totals, out []Insight, code, op string, nb, blockingOps int64) []Insight {
+func blocking(t *Totals, c *evalCtx, out []Insight, code, op string, nb, blockingOps int64) []Insight {
 	if !t.usesMPIIO() {
 		return out
 	}
 	fired := nb == 0 && blockingOps > 0
-	msg := fmt.Sprintf("%d non-blocking and %d blocking MPI-IO %ss", nb, blockingOps, op)
-	if fired {
-		msg = fmt.Sprintf("All %d MPI-IO %ss block: none overlaps computation", blockingOps, op)
-	}
-	recs := []string{fmt.Sprintf("Start %ss early and wait for them late with non-blocking MPI-IO (MPI_File_i%s, MPI_File_i%s_all), overlapping I/O with computation", op, op, op)}
-	if t.usesHDF5() {
-		recs = append(recs, "HDF5: the asynchronous I/O VOL connector (hpc-io/vol-async) runs HDF5 I/O in the background")
-	}
-	in := insight(code, Warn, fired, float64(nb), nan, msg, recs)
+	in := c.insight(code, Warn, fired, float64(nb), nan, func() (string, []string) {
+		msg := fmt.Sprintf("%d non-blocking and %d blocking MPI-IO %ss", nb, blockingOps, op)
+		if fired {
+			msg = fmt.Sprintf("All %d MPI-IO %ss block: none overlaps computation", blockingOps, op)
+		}
+		recs := []string{fmt.Sprintf("Start %ss early and wait for them late with non-blocking MPI-IO (MPI_File_i%s, MPI_File_i%s_all), overlapping I/O with computation", op, op, op)}
+		if t.usesHDF5() {
+			recs = append(recs, "HDF5: the asynchronous I/O VOL connector (hpc-io/vol-async) runs HDF5 I/O in the background")
+		}
+		return msg, recs
+	})
 	in.Count = float64(blockingOps)
 	return append(out, in)
 }
@@ -555,20 +626,26 @@ func blocking(t *Totals, out []Insight, code, op string, nb, blockingOps int64) 
 // count, but DXT records name their host. Decided only for logs with MPI-IO
 // data, the cb_nodes hint and DXT; nodes whose ranks traced nothing are
 // not seen, so nodes may be undercounted.
-func aggregators(t *Totals, _ *Config, out []Insight) []Insight {
+func aggregators(t *Totals, c *evalCtx, out []Insight) []Insight {
 	nodes := int64(t.Nodes())
 	if !t.usesMPIIO() || t.CBNodes == 0 || nodes == 0 {
 		return out
 	}
 	cb := float64(t.CBNodes)
-	desc := fmt.Sprintf("cb_nodes=%d aggregators on %d compute nodes", t.CBNodes, nodes)
+	desc := func() string { return fmt.Sprintf("cb_nodes=%d aggregators on %d compute nodes", t.CBNodes, nodes) }
 	return append(out,
-		insight("M08", OK, t.CBNodes < nodes, cb, float64(nodes), "Fewer aggregators than nodes: "+desc, nil),
-		insight("M09", High, t.CBNodes > nodes, cb, float64(nodes), "More aggregators than nodes, so collective buffering crosses the network: "+desc, []string{
-			// The general advice first, the same for every job (the sidecar
-			// exports a code's first recommendation once per code).
-			"Set one aggregator per compute node: the MPI-IO hint cb_nodes, in a ROMIO_HINTS file or an MPI_Info",
-			fmt.Sprintf("For this job: cb_nodes=%d", nodes),
+		c.insight("M08", OK, t.CBNodes < nodes, cb, float64(nodes), func() (string, []string) {
+			return "Fewer aggregators than nodes: " + desc(), nil
 		}),
-		insight("M10", OK, t.CBNodes == nodes, cb, float64(nodes), "One aggregator per compute node: "+desc, nil))
+		c.insight("M09", High, t.CBNodes > nodes, cb, float64(nodes), func() (string, []string) {
+			return "More aggregators than nodes, so collective buffering crosses the network: " + desc(), []string{
+				// The general advice first, the same for every job (the sidecar
+				// exports a code's first recommendation once per code).
+				"Set one aggregator per compute node: the MPI-IO hint cb_nodes, in a ROMIO_HINTS file or an MPI_Info",
+				fmt.Sprintf("For this job: cb_nodes=%d", nodes),
+			}
+		}),
+		c.insight("M10", OK, t.CBNodes == nodes, cb, float64(nodes), func() (string, []string) {
+			return "One aggregator per compute node: " + desc(), nil
+		}))
 }

@@ -11,7 +11,7 @@ import (
 var reportModules = func() []darshan.ModuleID {
 	var out []darshan.ModuleID
 	for m := range darshan.ModuleID(darshan.MaxModules) {
-		if IsDataModule(m) || m == darshan.Heatmap {
+		if Reads(m) {
 			out = append(out, m)
 		}
 	}

@@ -57,50 +57,87 @@ var POSIXJobSignals = []Signal{SeqReadRatio, SeqWriteRatio, ConsecReadRatio, Con
 // maxRecords ≤ 0). Damage is in Summary.Err; the summary holds what was read
 // before it.
 func Summarize(l *darshan.Log, maxRecords int) *Summary {
+	z := NewSummarizer(l, maxRecords)
+	return z.Summary(walk(l, z.Add))
+}
+
+// Summarizer builds the Summary of a log record by record, for a caller
+// that reads the log's records once for several uses (the sidecar feeds
+// the same records to the insights): Summarize is NewSummarizer, Add with
+// every record of the modules Reads accepts, in module id order, then
+// Summary. Add takes the records in the order Summarize reads them, so the
+// floating point sums are the same, to the bit.
+type Summarizer struct {
+	l      *darshan.Log
+	s      *Summary
+	sums   map[darshan.ModuleID]*Inputs
+	layers map[string]*Layer
+	top    topRecords
+	x      extractor
+	in     Inputs
+}
+
+// NewSummarizer starts the Summary of l (see Summarize).
+func NewSummarizer(l *darshan.Log, maxRecords int) *Summarizer {
 	j := &l.Job
-	s := &Summary{UID: j.UID, JobID: j.JobID, NProcs: j.NProcs, Version: l.Header.Version, Logs: 1,
-		Start: float64(j.StartTime) + float64(j.StartNsec)/1e9,
-		End:   float64(j.EndTime) + float64(j.EndNsec)/1e9}
-	sums := map[darshan.ModuleID]*Inputs{}
-	layers := map[string]*Layer{}
-	top := &topRecords{max: maxRecords}
-	var x extractor
-	var in Inputs
-	s.Err = walk(l, func(r darshan.Record) {
-		if h, ok := r.(*darshan.HeatmapRecord); ok {
-			name := LayerName(h.ID, l.Names)
-			ly := layers[name]
-			if ly == nil {
-				ly = &Layer{Name: name}
-				layers[name] = ly
-			}
-			hm := HeatmapOf(h)
-			ly.Add(s.Start, &hm)
-			return
+	return &Summarizer{l: l,
+		s: &Summary{UID: j.UID, JobID: j.JobID, NProcs: j.NProcs, Version: l.Header.Version, Logs: 1,
+			Start: float64(j.StartTime) + float64(j.StartNsec)/1e9,
+			End:   float64(j.EndTime) + float64(j.EndNsec)/1e9},
+		sums:   map[darshan.ModuleID]*Inputs{},
+		layers: map[string]*Layer{},
+		top:    topRecords{max: maxRecords},
+	}
+}
+
+// Reads reports whether the Summary reads module m's records: the data
+// modules and HEATMAP.
+func Reads(m darshan.ModuleID) bool { return IsDataModule(m) || m == darshan.Heatmap }
+
+// Add adds record r, one of a module Reads accepts (others are ignored).
+// r is not kept: a RecordReader may reuse it.
+func (z *Summarizer) Add(r darshan.Record) {
+	if h, ok := r.(*darshan.HeatmapRecord); ok {
+		name := LayerName(h.ID, z.l.Names)
+		ly := z.layers[name]
+		if ly == nil {
+			ly = &Layer{Name: name}
+			z.layers[name] = ly
 		}
-		if !x.inputs(r, &in) {
-			return
-		}
-		sum := sums[in.Module]
-		if sum == nil {
-			sum = &Inputs{Module: in.Module}
-			sums[in.Module] = sum
-		}
-		sum.Add(&in)
-		k := r.RecordKey()
-		if k.Module == darshan.POSIX && k.Rank == -1 {
-			s.SharedPOSIX.Add(&in)
-		}
-		top.offer(Record{Key: k, Inputs: in})
-	})
+		hm := HeatmapOf(h)
+		ly.Add(z.s.Start, &hm)
+		return
+	}
+	in := &z.in
+	if !z.x.inputs(r, in) {
+		return
+	}
+	sum := z.sums[in.Module]
+	if sum == nil {
+		sum = &Inputs{Module: in.Module}
+		z.sums[in.Module] = sum
+	}
+	sum.Add(in)
+	k := r.RecordKey()
+	if k.Module == darshan.POSIX && k.Rank == -1 {
+		z.s.SharedPOSIX.Add(in)
+	}
+	z.top.offer(Record{Key: k, Inputs: *in})
+}
+
+// Summary returns the Summary of the records added; err is the damage met
+// reading them (Summary.Err). The Summarizer is done with.
+func (z *Summarizer) Summary(err error) *Summary {
+	s := z.s
+	s.Err = err
 	s.SharedPOSIX.Module = darshan.POSIX
 	for _, m := range DataModules {
-		if sum := sums[m]; sum != nil {
+		if sum := z.sums[m]; sum != nil {
 			s.Modules = append(s.Modules, *sum)
 		}
 	}
-	s.Layers = sortedLayers(layers)
-	s.Records = top.sorted()
+	s.Layers = sortedLayers(z.layers)
+	s.Records = z.top.sorted()
 	return s
 }
 

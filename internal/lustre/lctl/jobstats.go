@@ -2,6 +2,8 @@ package lctl
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"strings"
 	"sync"
 )
@@ -275,9 +277,114 @@ func parseUint(b []byte) (uint64, bool) {
 
 // parseOp reads "{ samples: 5, unit: usecs, min: 1, max: 9, sum: 20, sumsq: 90, hist: { 4K: 1 } }"
 // for the operation name (interned). samples is required; a sum is kept
-// when present. It walks the line once by index: at 100,000 jobs it runs
-// over a million times a scrape.
+// when present. At 100,000 jobs it runs over a million times a scrape:
+// the lines as Lustre prints them take parseOpLayout's short way, and
+// anything else parseOpAny's, which defines what every line means.
 func parseOp(name string, b []byte) (OpStat, bool) {
+	if op, ok, known := parseOpLayout(name, b); known {
+		return op, ok
+	}
+	return parseOpAny(name, b)
+}
+
+// parseOpLayout reads the operations as every Lustre from 2.10 to 2.16
+// prints them: "{ key: value, key: value, … }", separated by spaces and
+// commas, values of letters and digits, and hist's braces. known is false
+// at anything else (tabs, values glued to their key, a cut line, a number
+// too long to be sure of), for parseOpAny to decide; where known is true,
+// the result is parseOpAny's (FuzzParseOp holds them to it). It skips the
+// padding eight bytes at a time and recognizes keys by their length and
+// first letters, where parseOpAny looks at every byte twice.
+func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
+	op.Op = name
+	haveSamples := false
+	n := len(b)
+	i := 1 // past '{'
+	for {
+		if i >= n || b[i] != ' ' {
+			return op, false, false
+		}
+		i = skipSpaces(b, i)
+		if i >= n {
+			return op, false, false
+		}
+		if b[i] == '}' {
+			return op, haveSamples, true
+		}
+		k := i
+		for i < n && (b[i]-'a' < 26 || b[i] == '_') {
+			i++
+		}
+		if i == k || i >= n || b[i] != ':' {
+			return op, false, false
+		}
+		key := b[k:i]
+		i = skipSpaces(b, i+1)
+		if i >= n {
+			return op, false, false
+		}
+		if b[i] == '{' {
+			// hist: { 4K: 1, 8K: 2 } — skipped to its brace, as parseOpAny does.
+			end := bytes.IndexByte(b[i:], '}')
+			if end < 0 {
+				return op, false, false
+			}
+			i += end + 1
+		} else {
+			v := i
+			switch {
+			case string(key) == "samples" || string(key) == "sum":
+				var x uint64
+				for i < n && b[i]-'0' < 10 {
+					x = x*10 + uint64(b[i]-'0')
+					i++
+				}
+				// 19 digits cannot overflow; more are parseOpAny's.
+				if i == v || i-v > 19 {
+					return op, false, false
+				}
+				if key[1] == 'a' {
+					op.Samples, haveSamples = x, true
+				} else {
+					op.Sum, op.HasSum = x, true
+				}
+			default:
+				for i < n && (b[i]-'a' < 26 || b[i]-'0' < 10 || b[i]-'A' < 26 || b[i] == '_') {
+					i++
+				}
+				if i == v {
+					return op, false, false
+				}
+				if string(key) == "unit" {
+					op.Unit = parseUnit(b[v:i])
+				}
+			}
+		}
+		// A field ends with the comma before the next or the space
+		// before the brace.
+		if i < n && b[i] == ',' {
+			i++
+		}
+	}
+}
+
+// skipSpaces returns the index of the first byte at or after i that is not
+// a space, eight bytes at a time: Lustre pads its values into columns.
+func skipSpaces(b []byte, i int) int {
+	for i+8 <= len(b) {
+		if x := binary.LittleEndian.Uint64(b[i:]) ^ 0x2020202020202020; x != 0 {
+			return i + bits.TrailingZeros64(x)>>3
+		}
+		i += 8
+	}
+	for i < len(b) && b[i] == ' ' {
+		i++
+	}
+	return i
+}
+
+// parseOpAny is parseOp for any line: it walks the line once by index.
+func parseOpAny(name string, b []byte) (OpStat, bool) {
 	op := OpStat{Op: name}
 	haveSamples := false
 	n := len(b)

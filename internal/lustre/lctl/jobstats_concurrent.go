@@ -22,7 +22,7 @@ type ConcurrentJobStatsParser struct {
 	h         JobStatsHandler
 	chunkSize int
 	ahead     int
-	chunk     []byte // whole lines, each ending in '\n'
+	chunk     []byte // whole lines as Scan reads them, each ending in '\n'
 	// results has a slot per chunk that may be in flight: chunk i of the
 	// section goes through slot i%ahead.
 	results []chan *jobBatch
@@ -54,7 +54,56 @@ func (p *ConcurrentJobStatsParser) Line(line []byte) {
 		p.chunk = (*chunkBuffers.Get().(*[]byte))[:0]
 	}
 	p.chunk = append(p.chunk, line...)
+	// Chunks hold lines as Scan reads them, which parseChunk trims with
+	// trimEOL: a line that still ends in '\r' (it ended in "\r\r\n")
+	// gets back the one trimEOL takes.
+	if len(line) > 0 && line[len(line)-1] == '\r' {
+		p.chunk = append(p.chunk, '\r')
+	}
 	p.chunk = append(p.chunk, '\n')
+}
+
+// Block implements BlockParser: lines are copied into chunks once, cut
+// before a line that opens an entry once a chunk holds chunkSize bytes.
+func (p *ConcurrentJobStatsParser) Block(lines []byte) {
+	for len(lines) > 0 {
+		if p.chunk == nil {
+			p.chunk = (*chunkBuffers.Get().(*[]byte))[:0]
+		}
+		if len(p.chunk) >= p.chunkSize {
+			i := firstEntry(lines)
+			if i < 0 {
+				p.chunk = append(p.chunk, lines...)
+				return
+			}
+			p.chunk = append(p.chunk, lines[:i]...)
+			lines = lines[i:]
+			p.dispatch()
+			continue
+		}
+		// Up to chunkSize, at the end of a line.
+		need := p.chunkSize - len(p.chunk)
+		if need >= len(lines) {
+			p.chunk = append(p.chunk, lines...)
+			return
+		}
+		cut := need + bytes.IndexByte(lines[need-1:], '\n')
+		p.chunk = append(p.chunk, lines[:cut]...)
+		lines = lines[cut:]
+	}
+}
+
+// firstEntry returns where the first line of lines (whole lines) that
+// opens an entry begins, or -1.
+func firstEntry(lines []byte) int {
+	for i := 0; i < len(lines); {
+		end := i + bytes.IndexByte(lines[i:], '\n')
+		if opensEntry(lines[i:end]) {
+			return i
+		}
+		i = end + 1
+	}
+	return -1
 }
 
 // End implements SectionParser.
@@ -187,7 +236,7 @@ func parseChunk(chunk []byte, complete bool) *jobBatch {
 	*p = JobStatsParser{h: b, job: JobStat{JobID: p.job.JobID[:0], Ops: p.job.Ops[:0]}, names: p.names}
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
-		p.Line(chunk[:i])
+		p.Line(trimEOL(chunk[:i+1]))
 		chunk = chunk[i+1:]
 	}
 	p.End(complete)

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
@@ -16,13 +17,21 @@ import (
 // trace scans data with the sequential parser, or with a concurrent one
 // cutting chunks of chunkSize, and writes down everything the handler got.
 // A "\x00" in data cuts the output there, as a killed lctl does.
-func trace(data []byte, chunkSize int) string {
+func trace(data []byte, chunkSize int) string { return traceReads(data, chunkSize, nil) }
+
+// traceReads is trace with the output read through reads (iotest's
+// readers), so that Scan's reads end anywhere: in a line, between a
+// header and its body, in a "\r\n".
+func traceReads(data []byte, chunkSize int, reads func(io.Reader) io.Reader) string {
 	var s summarizer
 	text, cut := data, false
 	if i := bytes.IndexByte(data, 0); i >= 0 {
 		text, cut = data[:i], true
 	}
 	var r io.Reader = bytes.NewReader(text)
+	if reads != nil {
+		r = reads(r)
+	}
 	if cut {
 		r = io.MultiReader(r, errReader{})
 	}
@@ -61,11 +70,23 @@ func TestConcurrentJobStatsSameAsSequential(t *testing.T) {
 	}
 	inputs["big"] = big.Bytes()
 	inputs["big cut"] = append(append([]byte(nil), big.Bytes()[:big.Len()-40]...), 0)
+	inputs["big crlf"] = bytes.ReplaceAll(big.Bytes(), []byte("\n"), []byte("\r\n"))
+	inputs["big crcrlf"] = bytes.ReplaceAll(big.Bytes(), []byte("\n"), []byte("\r\r\n"))
+	// A second section after the first, and a line longer than Scan's
+	// buffer in the middle of an entry.
+	long := append(bytes.Clone(big.Bytes()), "  x: "+strings.Repeat("y", 300<<10)+"\n"...)
+	inputs["two sections, long line"] = append(long, "obdfilter.two-OST0001.job_stats=\n"+big.String()[len("obdfilter.big-OST0000.job_stats=\n"):]...)
+	reads := map[string]func(io.Reader) io.Reader{"whole": nil, "halves": iotest.HalfReader, "bytes": iotest.OneByteReader}
 	for name, data := range inputs {
 		want := trace(data, 0)
 		for _, size := range []int{1, 100, 4096, 1 << 20} {
-			if got := trace(data, size); got != want {
-				t.Errorf("%s, chunks of %d: differs from the sequential parser\n%s", name, size, firstDifference(want, got))
+			for how, r := range reads {
+				if how == "bytes" && size != 4096 {
+					continue // slow, and one size is enough
+				}
+				if got := traceReads(data, size, r); got != want {
+					t.Errorf("%s, chunks of %d, reads %s: differs from the sequential parser\n%s", name, size, how, firstDifference(want, got))
+				}
 			}
 		}
 	}
@@ -92,6 +113,9 @@ func FuzzConcurrentJobStats(f *testing.F) {
 			if got := trace(data, size); got != want {
 				t.Fatalf("chunks of %d: %s", size, firstDifference(want, got))
 			}
+		}
+		if got := traceReads(data, 1+len(data)/3, iotest.OneByteReader); got != want {
+			t.Fatalf("read a byte at a time: %s", firstDifference(want, got))
 		}
 	})
 }

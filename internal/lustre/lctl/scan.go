@@ -28,6 +28,18 @@ type SectionParser interface {
 	End(complete bool)
 }
 
+// A BlockParser is a SectionParser that also takes its body a run of
+// lines at a time, straight from the read buffer: at hundreds of megabytes
+// of job_stats, handing it over line by line is most of the reading
+// goroutine's work. Block(lines) must do what Line does for each line of
+// lines, every one of which ends in '\n', without its line ending
+// (trimEOL).
+type BlockParser interface {
+	SectionParser
+	// Block receives whole lines. The slice is only valid during the call.
+	Block(lines []byte)
+}
+
 // A Router returns the parser for a parameter, or nil to skip its body.
 type Router func(param string) SectionParser
 
@@ -65,6 +77,19 @@ func Scan(r io.Reader, unnamed string, route Router) error {
 		}
 	}
 	for {
+		if bp, ok := current.(BlockParser); ok && long == nil {
+			// The whole lines buffered, up to the next header, in one
+			// call; a partial line is read by ReadSlice below.
+			buf, _ := br.Peek(br.Buffered())
+			if last := bytes.LastIndexByte(buf, '\n'); last >= 0 {
+				n := bodyLines(buf[:last+1])
+				if n > 0 {
+					bp.Block(buf[:n])
+					br.Discard(n)
+					continue
+				}
+			}
+		}
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
 			if len(long) < maxLine {
@@ -101,6 +126,23 @@ func Scan(r io.Reader, unnamed string, route Router) error {
 			return err
 		}
 	}
+}
+
+// bodyLines returns the length of the lines of buf, whole lines each ending
+// in '\n', before the first header line.
+func bodyLines(buf []byte) int {
+	for i := 0; i < len(buf); {
+		end := i + bytes.IndexByte(buf[i:], '\n') + 1
+		// A header starts with a letter: most lines are ruled out by
+		// their first byte.
+		if isLetter(buf[i]) {
+			if _, _, ok := header(trimEOL(buf[i:end])); ok {
+				return i
+			}
+		}
+		i = end
+	}
+	return len(buf)
 }
 
 func trimEOL(b []byte) []byte {

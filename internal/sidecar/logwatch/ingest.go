@@ -93,13 +93,9 @@ func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (
 		// nothing more left unread.
 		return fi, s.fail(path, fi, err)
 	}
-	sum := signals.Summarize(l, s.cfg.MaxRecords)
+	sum, totals := s.summarize(path, l, err == nil && s.cfg.Insights != nil)
 	cmdline := l.Exe
 	err = errors.Join(err, sum.Err)
-	var totals *insights.Totals
-	if err == nil && s.cfg.Insights != nil {
-		totals = s.insightsOf(path, l)
-	}
 	if err != nil {
 		return fi, s.fail(path, fi, err)
 	}
@@ -123,34 +119,165 @@ func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (
 	return fi, dropdir.Done
 }
 
-// fromLog and evaluate are insights.FromLog and insights.Evaluate; tests
-// replace them with failing ones.
-var (
-	fromLog  = insights.FromLog
-	evaluate = insights.Evaluate
-)
-
-// insightsOf reads what the insights of the log need (package
-// darshan/insights). It runs after the signals, on a log they read whole:
-// a failure here (an error, or a panic on input nobody foresaw) costs the
-// log its insights only, never its signals. It is counted
+// summarize returns the signals of l and, with withInsights, its insight
+// Totals, from one read of its records (readLog). A failure of the
+// insights (an error, or a panic on input nobody foresaw) costs the log
+// its insights only, never its signals: it is counted
 // (darshan_insights_failed_total) and logged; the job's insights are then
 // those of its other logs.
-func (s *Sidecar) insightsOf(path string, l *darshan.Log) (t *insights.Totals) {
-	defer func() {
-		if p := recover(); p != nil {
-			t = nil
-			s.insightsFailed(path, fmt.Errorf("panic: %v", p))
-		}
-	}()
-	t, err := fromLog(l)
+func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*signals.Summary, *insights.Totals) {
+	sum, t, err := readLog(l, s.cfg.MaxRecords, withInsights)
 	if err != nil {
 		s.insightsFailed(path, err)
-		return nil
+		return sum, nil
 	}
-	// The sidecar exports no file: it keeps no path.
-	t.ForgetNames()
-	return t
+	if t != nil {
+		// The sidecar exports no file: it keeps no path.
+		t.ForgetNames()
+	}
+	return sum, t
+}
+
+// readLog reads the records of l once and returns its signals and, with
+// withInsights, its insight Totals or why it has none (err): each record
+// decoded feeds both, where the sidecar used to decode each log twice (a
+// log is most of its time, and decoding its records most of a log's).
+// It gives exactly what signals.Summarize and then insights.FromLog give
+// (TestOnePassMatchesTwoCalls): the signals' modules are read first, in
+// module id order, as Summarize reads them, and the modules only the
+// insights read (DXT, for the hosts) after, as FromLog read them after
+// the signals. A log whose signals met damage is refused whole: its
+// insights are not finished (no Totals, no error).
+func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summary, *insights.Totals, error) {
+	sig := signals.NewSummarizer(l, maxRecords)
+	var ins *insightsPass
+	if withInsights {
+		ins = startInsights(l)
+	}
+	var errs []error
+	for m := range darshan.ModuleID(darshan.MaxModules) {
+		if !signals.Reads(m) {
+			continue
+		}
+		feed := ins.reads(m)
+		rd := l.Records(m)
+		for rd.Next() {
+			r := rd.Record()
+			sig.Add(r)
+			if feed {
+				ins.add(r)
+			}
+		}
+		if err := rd.Err(); err != nil {
+			errs = append(errs, err)
+			if feed {
+				ins.fail(err)
+			}
+		}
+	}
+	sum := sig.Summary(errors.Join(errs...))
+	if ins == nil || sum.Err != nil {
+		return sum, nil, nil
+	}
+	// The modules only the insights read, after the signals' (a log over
+	// its memory budget there loses its insights, not its signals).
+	for m := range darshan.ModuleID(darshan.MaxModules) {
+		if signals.Reads(m) || !ins.reads(m) {
+			continue
+		}
+		rd := l.Records(m)
+		for rd.Next() {
+			ins.add(rd.Record())
+		}
+		ins.fail(rd.Err())
+	}
+	t, err := ins.totals()
+	return sum, t, err
+}
+
+// totalsBuilder is what the sidecar needs of an insights.Builder.
+type totalsBuilder interface {
+	Reads(darshan.ModuleID) bool
+	Add(darshan.Record)
+	Totals(error) (*insights.Totals, error)
+}
+
+// newBuilder and evaluate are insights.NewBuilder and insights.Decide (a
+// view keeps no message: writing them was most of an evaluation); tests
+// replace them with failing ones.
+var (
+	newBuilder = builderOf
+	evaluate   = insights.Decide
+)
+
+func builderOf(l *darshan.Log) (totalsBuilder, error) {
+	b, err := insights.NewBuilder(l)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// insightsPass runs an insights Builder beside the signals: its first
+// error or panic stops it (and is what totals returns), without stopping
+// the records' walk. A nil insightsPass reads nothing.
+type insightsPass struct {
+	b   totalsBuilder
+	err error
+}
+
+func startInsights(l *darshan.Log) *insightsPass {
+	p := &insightsPass{}
+	p.guard(func() { p.b, p.err = newBuilder(l) })
+	return p
+}
+
+// guard runs f, turning a panic into the pass' error.
+func (p *insightsPass) guard(f func()) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.fail(fmt.Errorf("panic: %v", v))
+		}
+	}()
+	f()
+}
+
+func (p *insightsPass) reads(m darshan.ModuleID) (ok bool) {
+	if p == nil || p.err != nil {
+		return false
+	}
+	p.guard(func() { ok = p.b.Reads(m) })
+	return ok && p.err == nil
+}
+
+func (p *insightsPass) add(r darshan.Record) {
+	if p.err != nil {
+		return
+	}
+	defer func() {
+		if v := recover(); v != nil {
+			p.fail(fmt.Errorf("panic: %v", v))
+		}
+	}()
+	p.b.Add(r)
+}
+
+// fail stops the pass at its first error (a nil err is none).
+func (p *insightsPass) fail(err error) {
+	if p != nil && p.err == nil && err != nil {
+		p.err = err
+	}
+}
+
+func (p *insightsPass) totals() (t *insights.Totals, err error) {
+	if p.err != nil {
+		return nil, p.err
+	}
+	p.guard(func() { t, err = p.b.Totals(nil) })
+	if p.err != nil {
+		return nil, p.err
+	}
+	return t, err
 }
 
 func (s *Sidecar) insightsFailed(path string, err error) {

@@ -115,17 +115,22 @@ func TestInsightsFailureCostsInsightsOnly(t *testing.T) {
 	// Two workers read the logs: the count is shared. Which log fails how
 	// does not matter, both lose their insights.
 	var calls atomic.Int32
-	setVar(t, &fromLog, func(l *darshan.Log) (*insights.Totals, error) {
+	setVar(t, &newBuilder, func(l *darshan.Log) (totalsBuilder, error) {
 		if calls.Add(1) == 1 {
 			return nil, errors.New("no insights for you")
 		}
-		panic("a trigger nobody foresaw")
+		b, err := insights.NewBuilder(l)
+		if err != nil {
+			t.Error(err)
+			return nil, err
+		}
+		return panicking{b}, nil
 	})
 	writeFile(t, filepath.Join(root, "a_id53-2_1.darshan"), smallWriteLog(t, 53, now.Add(-50*time.Minute), 10))
 	writeFile(t, filepath.Join(root, "b_id54-1_1.darshan"), smallWriteLog(t, 54, now.Add(-50*time.Minute), 10))
 	snap := syncNow(t, s)
 	if n := calls.Load(); n != 2 {
-		t.Fatalf("fromLog called %d times", n)
+		t.Fatalf("newBuilder called %d times", n)
 	}
 	if snap.InsightsFailed != 2 || snap.Processed != 3 || sumFailed(snap) != 0 {
 		t.Fatalf("insights failed %d, processed %d, failed %v", snap.InsightsFailed, snap.Processed, snap.Failed)
@@ -142,7 +147,7 @@ func TestInsightsFailureCostsInsightsOnly(t *testing.T) {
 	}
 
 	// A panic while evaluating a job: the job keeps its signals.
-	setVar(t, &fromLog, insights.FromLog)
+	setVar(t, &newBuilder, builderOf)
 	setVar(t, &evaluate, func(*insights.Totals, insights.Config) []insights.Insight { panic("evaluate") })
 	writeFile(t, filepath.Join(root, "c_id55-1_1.darshan"), smallWriteLog(t, 55, now.Add(-40*time.Minute), 10))
 	snap = syncNow(t, s)
@@ -153,6 +158,12 @@ func TestInsightsFailureCostsInsightsOnly(t *testing.T) {
 		t.Errorf("evaluation failure logged %d times", n)
 	}
 }
+
+// panicking is an insights Builder that panics on the first record it is
+// given, while the signals' walk of the log is under way.
+type panicking struct{ *insights.Builder }
+
+func (panicking) Add(darshan.Record) { panic("a trigger nobody foresaw") }
 
 func sumFailed(snap Snapshot) (n uint64) {
 	for _, c := range snap.Failed {

@@ -1,0 +1,515 @@
+package report
+
+import (
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/hpcio/hpcio_exporter/darshan"
+	"github.com/hpcio/hpcio_exporter/darshan/insights"
+	"github.com/hpcio/hpcio_exporter/darshan/signals"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
+	"github.com/hpcio/hpcio_exporter/jobid"
+)
+
+// LogOptions are how the logs are read and what the report keeps.
+type LogOptions struct {
+	// MemoryBudget bounds what reading one log may take (0: the default
+	// of package darshan); a log over it is refused.
+	MemoryBudget int64
+	// Insights are the thresholds of the triggers.
+	Insights insights.Config
+	// TopFiles is how many files the report lists (most bytes first).
+	TopFiles int
+	// HidePaths leaves file paths out (the insights' files too).
+	HidePaths bool
+}
+
+// DefaultTopFiles is how many files the report lists by default.
+const DefaultTopFiles = 20
+
+// identity is what makes logs one job, as the sidecar's (logwatch):
+// the job id (the runtime's fallback, a pid, and no id are "_nojob") and
+// the user; for logs outside a batch job, also the executable, since
+// runs of different programs outside jobs are not one job.
+type identity struct {
+	jobID, exe string
+	uid        int64
+}
+
+func (id identity) String() string {
+	s := fmt.Sprintf("job %s, uid %d", id.jobID, id.uid)
+	if id.jobID == jobid.SyntheticJob {
+		s += ", " + strconv.Quote(id.exe)
+	}
+	return s
+}
+
+// fingerprint tells a copy of a log from another log of the same job, as
+// the sidecar does: same job, times, command line and bytes.
+type fingerprint struct {
+	jobID, uid, nprocs int64
+	start, end         float64
+	cmd                uint64
+	bytes              float64
+}
+
+// logJobID is the sidecar's jobid of a log: its job id in decimal, or
+// "_nojob" when it has none or when it is the runtime's fallback (the
+// process id, recognized by the runtime's log name
+// <user>_<exe>_id<jobid>-<pid>_… with equal job id and pid).
+func logJobID(id int64, path string) string {
+	if id <= 0 {
+		return jobid.SyntheticJob
+	}
+	if j, p, ok := namedIDs(filepath.Base(path)); ok && j == p && j == id {
+		return jobid.SyntheticJob
+	}
+	return strconv.FormatInt(id, 10)
+}
+
+// namedIDs reads the job id and the pid of a log named by the runtime:
+// <user>_<exe>_id<jobid>-<pid>_<month>-<day>-<seconds>-<hash>_<n>.darshan.
+func namedIDs(name string) (job, pid int64, ok bool) {
+	i := strings.LastIndex(name, "_id")
+	if i < 0 {
+		return 0, 0, false
+	}
+	jt, rest, ok1 := strings.Cut(name[i+3:], "-")
+	pt, _, ok2 := strings.Cut(rest, "_")
+	j, err1 := strconv.ParseInt(jt, 10, 64)
+	p, err2 := strconv.ParseInt(pt, 10, 64)
+	if !ok1 || !ok2 || err1 != nil || err2 != nil {
+		return 0, 0, false
+	}
+	return j, p, true
+}
+
+// exeBase is the base name of a command line's first word, cleaned of
+// control and invisible characters (a log is outside input).
+func exeBase(cmdline string) string {
+	first, _, _ := strings.Cut(strings.TrimLeft(cmdline, " \t"), " ")
+	first, _, _ = strings.Cut(first, "\t")
+	if i := strings.LastIndexByte(first, '/'); i >= 0 {
+		first = first[i+1:]
+	}
+	return labelvalue.Clean(strings.TrimSuffix(first, "<TRUNCATED>"), 256)
+}
+
+// gatherer sums the logs of one job.
+type gatherer struct {
+	o       LogOptions
+	id      *identity
+	idFrom  string
+	prints  map[fingerprint]string
+	sums    []*signals.Summary
+	totals  []*insights.Totals
+	app     *App
+	job     Job
+	mods    map[darshan.ModuleID]*modAcc
+	files   map[uint64]*fileAgg
+	fs      map[fsKey]*fsAgg
+	heat    map[string][]rankHeat // by layer
+	dxt     map[string]*signals.Layer
+	exes    []string
+}
+
+// FromLogs reads the logs of one job and returns the job and its
+// application's view. Logs of different jobs, and a log that cannot be
+// read whole (damaged, truncated, over its memory budget), are errors:
+// a report from part of a job's logs would mislead.
+func FromLogs(paths []string, o LogOptions) (Job, *App, error) {
+	if len(paths) == 0 {
+		return Job{}, nil, errors.New("no Darshan log")
+	}
+	if o.TopFiles <= 0 {
+		o.TopFiles = DefaultTopFiles
+	}
+	g := &gatherer{o: o, prints: map[fingerprint]string{}, mods: map[darshan.ModuleID]*modAcc{},
+		files: map[uint64]*fileAgg{}, fs: map[fsKey]*fsAgg{}, heat: map[string][]rankHeat{}, dxt: map[string]*signals.Layer{},
+		app: &App{Logs: []LogInfo{}, Copies: []string{}}}
+	for _, p := range paths {
+		if err := g.read(p); err != nil {
+			return Job{}, nil, err
+		}
+	}
+	g.finish()
+	return g.job, g.app, nil
+}
+
+// read reads one log whole.
+func (g *gatherer) read(path string) error {
+	l, err := darshan.OpenWith(path, darshan.Options{MemoryBudget: g.o.MemoryBudget})
+	if err != nil {
+		if l != nil {
+			l.Close()
+		}
+		return err
+	}
+	defer l.Close()
+	sum := signals.Summarize(l, 0)
+	if sum.Err != nil {
+		return sum.Err
+	}
+	id := identity{jobID: logJobID(l.Job.JobID, path), uid: l.Job.UID}
+	if id.jobID == jobid.SyntheticJob {
+		id.exe = exeBase(l.Exe)
+	}
+	if g.id == nil {
+		g.id, g.idFrom = &id, path
+	} else if *g.id != id {
+		return fmt.Errorf("logs of different jobs: %s is %s, %s is %s; give the logs of one job",
+			filepath.Base(g.idFrom), g.id, filepath.Base(path), id)
+	}
+	fp := fingerprint{jobID: l.Job.JobID, uid: l.Job.UID, nprocs: l.Job.NProcs, start: sum.Start, end: sum.End, cmd: hash(l.Exe)}
+	for i := range sum.Modules {
+		fp.bytes += sum.Modules[i].Bytes()
+	}
+	if _, dup := g.prints[fp]; dup {
+		g.app.Copies = append(g.app.Copies, filepath.Base(path))
+		return nil
+	}
+	g.prints[fp] = path
+	t, err := insights.FromLog(l)
+	if err != nil {
+		return err
+	}
+	if err := g.records(l, sum); err != nil {
+		return err
+	}
+	g.sums = append(g.sums, sum)
+	g.totals = append(g.totals, t)
+	if e := exeBase(l.Exe); e != "" && !slices.Contains(g.exes, e) {
+		g.exes = append(g.exes, e)
+	}
+	info := LogInfo{File: filepath.Base(path), Version: l.Header.Version, LibVersion: l.Job.LibVersion(), Exe: exeBase(l.Exe),
+		Processes: l.Job.NProcs, Start: unixTime(sum.Start), End: unixTime(sum.End), RunTime: l.RunTime(), Modules: []ModuleInfo{}}
+	for _, m := range l.Modules() {
+		info.Modules = append(info.Modules, ModuleInfo{Name: m.ID.String(), Version: m.Version, Bytes: m.Region.Length, Partial: m.Partial})
+	}
+	g.app.Logs = append(g.app.Logs, info)
+	return nil
+}
+
+func hash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
+}
+
+// records reads the log's counter, HEATMAP and (without HEATMAP) DXT
+// records: what signals.Summary does not keep.
+func (g *gatherer) records(l *darshan.Log, sum *signals.Summary) error {
+	mounts := sortedMounts(l.Mounts)
+	for _, s := range modSpecs {
+		m := g.mods[s.id]
+		rd := l.Records(s.id)
+		if s.accum {
+			if m == nil {
+				m = newModAcc(s)
+			}
+			m.startLog()
+		}
+		for rd.Next() {
+			r := rd.Record()
+			c := counterPart(r)
+			if c == nil || c.Layout == nil {
+				continue
+			}
+			if m == nil {
+				m = newModAcc(s)
+			}
+			m.add(r, c)
+			if s.file {
+				g.file(l, s, m.x, c, mounts)
+			}
+		}
+		if err := rd.Err(); err != nil {
+			return err
+		}
+		if m != nil && m.records > 0 {
+			g.mods[s.id] = m
+		}
+		if s.accum && m != nil && m.logRank != nil {
+			m.endLog()
+		}
+	}
+	return g.heatmaps(l, sum)
+}
+
+// fileAgg is one file over the job's logs: its name, and per group of
+// layers its bytes, per-rank records and shared record. The bytes shown
+// are those of the lowest layer that has it: POSIX and STDIO (what reached
+// the file system), else DFS, DAOS, then MPI-IO.
+type fileAgg struct {
+	name    string
+	modules uint64 // bit per module id
+	group   [4]struct {
+		read, written int64
+		ranks         int
+		shared, has   bool
+	}
+}
+
+func layerGroup(m darshan.ModuleID) int {
+	switch m {
+	case darshan.POSIX, darshan.STDIO:
+		return 0
+	case darshan.DFS:
+		return 1
+	case darshan.DAOS:
+		return 2
+	case darshan.MPIIO:
+		return 3
+	}
+	return -1
+}
+
+// fsKey is a file system of the data access section.
+type fsKey struct{ mount, typ string }
+
+type fsAgg struct {
+	read, written int64
+	filesR        map[uint64]bool
+	filesW        map[uint64]bool
+}
+
+// file adds a file record to the top files and, for POSIX and STDIO, to
+// its file system.
+func (g *gatherer) file(l *darshan.Log, s *modSpec, x *index, c *darshan.CounterRecord, mounts []darshan.Mount) {
+	k := c.Key
+	f := g.files[k.ID]
+	if f == nil {
+		f = &fileAgg{name: l.Names[k.ID]}
+		g.files[k.ID] = f
+	}
+	f.modules |= 1 << uint(s.id)
+	gi := layerGroup(s.id)
+	if gi < 0 {
+		return
+	}
+	br, bw := iv(c, x.bytesRead), iv(c, x.bytesWritten)
+	grp := &f.group[gi]
+	grp.has = true
+	grp.read += br
+	grp.written += bw
+	if k.Rank < 0 {
+		grp.shared = true
+	} else {
+		grp.ranks++
+	}
+	if gi != 0 || (br < 1 && bw < 1) {
+		return
+	}
+	key := fileSystemOf(f.name, mounts)
+	a := g.fs[key]
+	if a == nil {
+		a = &fsAgg{filesR: map[uint64]bool{}, filesW: map[uint64]bool{}}
+		g.fs[key] = a
+	}
+	if br >= 1 {
+		a.read += br
+		a.filesR[k.ID] = true
+	}
+	if bw >= 1 {
+		a.written += bw
+		a.filesW[k.ID] = true
+	}
+}
+
+// sortedMounts returns the mount table longest path first, for the
+// longest prefix match.
+func sortedMounts(ms []darshan.Mount) []darshan.Mount {
+	out := slices.Clone(ms)
+	slices.SortStableFunc(out, func(a, b darshan.Mount) int { return len(b.Path) - len(a.Path) })
+	return out
+}
+
+// fileSystemOf returns the mount point that holds path (the longest
+// prefix), or, when none does, PyDarshan's category: the path's first
+// component.
+func fileSystemOf(path string, mounts []darshan.Mount) fsKey {
+	switch {
+	case path == "<STDIN>" || path == "<STDOUT>" || path == "<STDERR>":
+		return fsKey{mount: "(standard streams)"}
+	case path == "":
+		return fsKey{mount: "(no name in the log)"}
+	case !strings.HasPrefix(path, "/"):
+		if _, err := strconv.ParseUint(path, 10, 64); err == nil {
+			return fsKey{mount: "(anonymized)"}
+		}
+		return fsKey{mount: "(relative paths)"}
+	}
+	for _, m := range mounts {
+		if m.Path == "/" || path == m.Path || strings.HasPrefix(path, m.Path+"/") {
+			return fsKey{mount: labelvalue.Clean(m.Path, 4096), typ: labelvalue.Clean(m.Type, 64)}
+		}
+	}
+	first, _, _ := strings.Cut(path[1:], "/")
+	return fsKey{mount: labelvalue.Clean("/"+first, 4096)}
+}
+
+// finish merges the logs' summaries and insights and fills the report.
+func (g *gatherer) finish() {
+	merged := g.sums[0]
+	t := g.totals[0]
+	if len(g.sums) > 1 {
+		merged = signals.Merge(0, g.sums...)
+		t = insights.Merge(g.totals...)
+	}
+	a := g.app
+	uid := merged.UID
+	g.job = Job{JobID: g.id.jobID, UID: &uid, Exe: g.exes, Processes: merged.NProcs}
+	if g.job.Exe == nil {
+		g.job.Exe = []string{}
+	}
+	// The run time of one log is darshan-util's (end - start + 1 before
+	// format 3.41); of several, from the first start to the last end.
+	start, end := unixTime(merged.Start), unixTime(merged.End)
+	g.job.Start, g.job.End = &start, &end
+	g.job.RunTime = merged.End - merged.Start
+	if len(a.Logs) == 1 {
+		g.job.RunTime = a.Logs[0].RunTime
+	}
+	for _, s := range signals.JobSignals {
+		a.JobSignals = append(a.JobSignals, signalOf(s, merged.JobSignal(s)))
+	}
+	if merged.Module(darshan.POSIX) != nil {
+		for _, s := range signals.POSIXJobSignals {
+			a.POSIXSignals = append(a.POSIXSignals, signalOf(s, merged.POSIXJobSignal(s)))
+		}
+	}
+	if a.POSIXSignals == nil {
+		a.POSIXSignals = []Signal{}
+	}
+	a.Modules = []Module{}
+	for _, s := range modSpecs {
+		m := g.mods[s.id]
+		if m == nil {
+			continue
+		}
+		mod := m.module(merged.NProcs)
+		if in := merged.Module(s.id); in != nil {
+			for _, sig := range signals.ModuleSignals {
+				mod.Signals = append(mod.Signals, signalOf(sig, in.ModuleSignal(sig)))
+			}
+		}
+		a.Modules = append(a.Modules, mod)
+	}
+	a.FileSystems = g.fileSystems()
+	a.Heatmaps = g.heatmapsOf(merged)
+	a.Files = len(g.files)
+	a.TopFiles = g.topFiles()
+	a.Insights, a.InsightsUndecided = g.insights(t)
+}
+
+func (g *gatherer) fileSystems() []FileSystem {
+	out := []FileSystem{}
+	for k, a := range g.fs {
+		out = append(out, FileSystem{Mount: k.mount, Type: k.typ, BytesRead: a.read, BytesWritten: a.written,
+			FilesRead: len(a.filesR), FilesWritten: len(a.filesW)})
+	}
+	slices.SortFunc(out, func(a, b FileSystem) int {
+		if x, y := a.BytesRead+a.BytesWritten, b.BytesRead+b.BytesWritten; x != y {
+			if x > y {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Mount, b.Mount)
+	})
+	return out
+}
+
+// topFiles lists the files with the most bytes (ties: by record id).
+func (g *gatherer) topFiles() []File {
+	type entry struct {
+		id uint64
+		f  *fileAgg
+		gi int
+	}
+	var all []entry
+	for id, f := range g.files {
+		for gi := range f.group {
+			if f.group[gi].has {
+				all = append(all, entry{id, f, gi})
+				break
+			}
+		}
+	}
+	bytes := func(e entry) int64 { return e.f.group[e.gi].read + e.f.group[e.gi].written }
+	slices.SortFunc(all, func(a, b entry) int {
+		if x, y := bytes(a), bytes(b); x != y {
+			if x > y {
+				return -1
+			}
+			return 1
+		}
+		if a.id < b.id {
+			return -1
+		}
+		if a.id > b.id {
+			return 1
+		}
+		return 0
+	})
+	out := []File{}
+	for _, e := range all[:min(len(all), g.o.TopFiles)] {
+		grp := e.f.group[e.gi]
+		f := File{ID: strconv.FormatUint(e.id, 16), BytesRead: grp.read, BytesWritten: grp.written, Ranks: grp.ranks, Shared: grp.shared, Modules: []string{}}
+		if !g.o.HidePaths {
+			f.Path = labelvalue.Clean(e.f.name, 4096)
+			if f.Path == "" {
+				f.Path = "(no name in the log)"
+			}
+		}
+		for _, s := range modSpecs {
+			if e.f.modules&(1<<uint(s.id)) != 0 {
+				f.Modules = append(f.Modules, s.id.String())
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// insights evaluates the job's triggers as `darshan insights` does, with
+// the files' full paths (or none with HidePaths).
+func (g *gatherer) insights(t *insights.Totals) ([]Insight, []string) {
+	found := insights.Evaluate(t, g.o.Insights)
+	out := []Insight{}
+	seen := map[string]bool{}
+	for _, in := range found {
+		seen[in.Code] = true
+		j := Insight{Code: in.Code, Level: in.Level.String(), Fired: in.Fired, Value: finite(in.Value), Threshold: finite(in.Threshold),
+			Count: finite(in.Count), CountThreshold: finite(in.CountThreshold), Message: in.Message,
+			Recommendations: slices.Clone(in.Recommendations), Files: []string{}}
+		if j.Recommendations == nil {
+			j.Recommendations = []string{}
+		}
+		if !g.o.HidePaths {
+			j.Files = append(j.Files, in.Files...)
+		}
+		out = append(out, j)
+	}
+	undecided := []string{}
+	for _, c := range insights.Codes {
+		if !seen[c] {
+			undecided = append(undecided, c)
+		}
+	}
+	return out, undecided
+}
+
+// finite is a number, or no value for NaN and ±Inf.
+func finite(v float64) Value {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return Value{}
+	}
+	return Num(v)
+}
