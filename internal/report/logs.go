@@ -103,20 +103,20 @@ func exeBase(cmdline string) string {
 
 // gatherer sums the logs of one job.
 type gatherer struct {
-	o       LogOptions
-	id      *identity
-	idFrom  string
-	prints  map[fingerprint]string
-	sums    []*signals.Summary
-	totals  []*insights.Totals
-	app     *App
-	job     Job
-	mods    map[darshan.ModuleID]*modAcc
-	files   map[uint64]*fileAgg
-	fs      map[fsKey]*fsAgg
-	heat    map[string][]rankHeat // by layer
-	dxt     map[string]*signals.Layer
-	exes    []string
+	o      LogOptions
+	id     *identity
+	idFrom string
+	prints map[fingerprint]string
+	sums   []*signals.Summary
+	totals []*insights.Totals
+	app    *App
+	job    Job
+	mods   map[darshan.ModuleID]*modAcc
+	files  map[uint64]*fileAgg
+	fs     map[fsKey]*fsAgg
+	heat   map[string][]rankHeat // by layer
+	dxt    map[string]*signals.Layer
+	exes   []string
 }
 
 // FromLogs reads the logs of one job and returns the job and its

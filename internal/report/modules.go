@@ -89,14 +89,14 @@ var sizeBinSuffixes = []string{"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M
 // index holds a layout's counter indexes for one module spec (-1: the
 // log's module version lacks the counter).
 type index struct {
-	layout                              *darshan.Layout
-	ops                                 [][]int
-	histRead, histWrite                 [10]int
-	accessSize, accessCount             [4]int
-	bytesRead, bytesWritten             int
-	maxByteRead, maxByteWritten         int
-	readTime, writeTime, metaTime       int // floats
-	slowestTime                         int // float
+	layout                                *darshan.Layout
+	ops                                   [][]int
+	histRead, histWrite                   [10]int
+	accessSize, accessCount               [4]int
+	bytesRead, bytesWritten               int
+	maxByteRead, maxByteWritten           int
+	readTime, writeTime, metaTime         int // floats
+	slowestTime                           int // float
 	reads, writes, seqR, seqW, conR, conW int
 }
 
@@ -190,13 +190,13 @@ type modAcc struct {
 
 	// darshan-util's accumulator, per file across logs, and the
 	// performance estimate summed over logs.
-	files                 map[uint64]*fileAcc
-	perf                  Perf
-	maxOffsetUnsupported  bool
-	logRank               map[int64]*[3]float64 // this log's per-rank time: total, meta, rw
-	logShared             float64
-	logBytes              int64
-	x                     *index
+	files                map[uint64]*fileAcc
+	perf                 Perf
+	maxOffsetUnsupported bool
+	logRank              map[int64]*[3]float64 // this log's per-rank time: total, meta, rw
+	logShared            float64
+	logBytes             int64
+	x                    *index
 }
 
 // fileAcc is one file of a module (darshan-util's file_hash_entry).
