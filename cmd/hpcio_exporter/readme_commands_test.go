@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -52,6 +53,13 @@ import (
 //   - --dayu.dir=DIR: a temporary directory holding fixtures/dayu/json as
 //     one run;
 //   - the argument LOG: fixtures/darshan/all_modules.darshan;
+//   - report's --prometheus.url=URL: a real Prometheus (Debian's) scraping
+//     the demo every second, started once when a document has such a
+//     command (a command with it is skipped, saying so, without
+//     prometheus), with --jobid=ID the demo's MDT storm job, --from and
+//     --to the last minutes, --prometheus.config=FILE an empty client
+//     configuration; the --darshan.dir of such a command holds a log of
+//     that job; -o FILE: a file in a temporary directory;
 //   - the DIR of `dayu graph DIR`: fixtures/dayu/json.
 func TestReadmeCommands(t *testing.T) {
 	if testing.Short() {
@@ -64,6 +72,12 @@ func TestReadmeCommands(t *testing.T) {
 	}
 	bin := buildExporter(t)
 	env := newCommandEnv(t)
+	for _, c := range commands {
+		if slices.ContainsFunc(c.args, func(a string) bool { return strings.HasPrefix(a, "--prometheus.url=") }) {
+			env.startPrometheus(t, bin)
+			break
+		}
+	}
 	servers, oneShots := 0, 0
 	for _, c := range commands {
 		name := fmt.Sprintf("%s:%d", strings.ReplaceAll(c.doc, "/", "_"), c.line)
@@ -218,7 +232,7 @@ func isOneShot(args []string) bool {
 		switch a {
 		case "--version", "--help", "-h", "--help-long", "--help-man":
 			return true
-		case "darshan", "dayu":
+		case "darshan", "dayu", "report":
 			return true
 		}
 	}
@@ -227,6 +241,7 @@ func isOneShot(args []string) bool {
 
 // commandEnv holds the fixtures and tools that substitutions point to.
 type commandEnv struct {
+	promURL    string // a Prometheus scraping the demo, for report
 	tools      string // lctl and lnetctl, first in $PATH
 	lctl       string
 	lnetctl    string
@@ -268,9 +283,35 @@ func (e *commandEnv) substitute(t *testing.T, args []string) []string {
 	listen := false
 	fleet := 0
 	dayuGraph := false
+	withProm := slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--prometheus.url=") })
+	if withProm && e.promURL == "" {
+		t.Skip("SKIPPED: no prometheus in $PATH (Debian's prometheus package) for report --prometheus.url")
+	}
+	jobID := int64(4242)
+	if withProm {
+		jobID = demoStormJob
+	}
 	for i, a := range args {
 		name, value, hasValue := strings.Cut(a, "=")
 		switch {
+		case withProm && name == "--prometheus.url":
+			a = name + "=" + e.promURL
+		case withProm && name == "--jobid":
+			a = name + "=" + strconv.FormatInt(jobID, 10)
+		case withProm && name == "--from":
+			a = name + "=" + strconv.FormatInt(time.Now().Add(-5*time.Minute).Unix(), 10)
+		case withProm && name == "--to":
+			a = name + "=" + strconv.FormatInt(time.Now().Unix(), 10)
+		case name == "--prometheus.config" && hasValue:
+			a = name + "=" + e.promConfig(t)
+		case i > 0 && (args[i-1] == "-o" || args[i-1] == "--output"), name == "--output" && hasValue:
+			file := filepath.Join(t.TempDir(), filepath.Base(value))
+			if !hasValue {
+				file = filepath.Join(t.TempDir(), filepath.Base(a))
+				a = file
+			} else {
+				a = name + "=" + file
+			}
 		case a == "graph" && i > 0 && args[i-1] == "dayu":
 			dayuGraph = true
 		case name == "--web.listen-address":
@@ -287,7 +328,7 @@ func (e *commandEnv) substitute(t *testing.T, args []string) []string {
 		case name == "--lustre.lnetctl-path" && hasValue:
 			a = name + "=" + e.lnetctl
 		case name == "--darshan.dir" && hasValue:
-			a = name + "=" + e.darshanDir(t)
+			a = name + "=" + e.darshanDir(t, jobID)
 		case name == "--dayu.dir" && hasValue:
 			a = name + "=" + e.dayuDir(t)
 		case a == "LOG":
@@ -300,7 +341,7 @@ func (e *commandEnv) substitute(t *testing.T, args []string) []string {
 			_, v, _ = strings.Cut(a, "=")
 		}
 		if strings.Contains(v, "/") && !strings.HasPrefix(v, e.tools) && !strings.HasPrefix(v, os.TempDir()) &&
-			!strings.HasPrefix(v, corpus.RepoRoot()) {
+			!strings.HasPrefix(v, corpus.RepoRoot()) && !(e.promURL != "" && v == e.promURL) {
 			t.Fatalf("argument %q names a path that no substitution rule covers: add one to TestReadmeCommands", a)
 		}
 		out = append(out, a)
@@ -311,8 +352,9 @@ func (e *commandEnv) substitute(t *testing.T, args []string) []string {
 	return out
 }
 
-// darshanDir returns a drop directory holding one recent Darshan log.
-func (e *commandEnv) darshanDir(t *testing.T) string {
+// darshanDir returns a drop directory holding one recent Darshan log of
+// job jobID.
+func (e *commandEnv) darshanDir(t *testing.T, jobID int64) string {
 	t.Helper()
 	dir := t.TempDir()
 	end := time.Now().Add(-time.Minute)
@@ -320,11 +362,11 @@ func (e *commandEnv) darshanDir(t *testing.T) string {
 	if err := os.MkdirAll(day, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	log, err := darshantest.Job{JobID: 4242, UID: 1000, Exe: "/apps/sim --in x", End: end, Ranks: 2, Bytes: 1 << 20}.Log()
+	log, err := darshantest.Job{JobID: jobID, UID: 1000, Exe: "/apps/sim --in x", End: end, Ranks: 2, Bytes: 1 << 20}.Log()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(day, "user_sim_id4242-1_1-15-43200-1_1.darshan"), log, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(day, fmt.Sprintf("user_sim_id%d-1_1-15-43200-1_1.darshan", jobID)), log, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -352,7 +394,20 @@ func (e *commandEnv) runOneShot(t *testing.T, bin string, args []string) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("%s %s: %v\n%s", filepath.Base(bin), strings.Join(args, " "), err, stderr.String())
 	}
-	if stdout.Len() == 0 {
+	// A command writing to -o FILE prints nothing: its file holds it.
+	output := ""
+	for i, a := range args {
+		if v, ok := strings.CutPrefix(a, "--output="); ok {
+			output = v
+		} else if (a == "-o" || a == "--output") && i+1 < len(args) {
+			output = args[i+1]
+		}
+	}
+	if output != "" {
+		if fi, err := os.Stat(output); err != nil || fi.Size() == 0 {
+			t.Errorf("%s: wrote no %s (%v)", strings.Join(args, " "), output, err)
+		}
+	} else if stdout.Len() == 0 {
 		t.Errorf("%s: printed nothing", strings.Join(args, " "))
 	}
 }
@@ -473,4 +528,71 @@ func (e *commandEnv) runServer(t *testing.T, bin string, args []string) {
 		}
 		t.Logf("%s: %d collectors, all checked: %s", target, len(names), strings.Join(names, " "))
 	}
+}
+
+// demoStormJob is the demo's MDT storm job (lustresim.StormJobID).
+const demoStormJob = 90000002
+
+// startPrometheus starts the demo and Debian's Prometheus scraping it
+// every second, and waits until Prometheus holds a few samples of the
+// demo's storm job: the servers' view of report's examples. Without
+// prometheus in $PATH it does nothing (those commands are skipped).
+func (e *commandEnv) startPrometheus(t *testing.T, bin string) {
+	t.Helper()
+	prom, err := exec.LookPath("prometheus")
+	if err != nil {
+		t.Logf("no prometheus in $PATH: the report commands with --prometheus.url are skipped")
+		return
+	}
+	demo := exportertest.Command("demo", bin, "--demo", "--collector.disable-defaults", "--collector.jobstats")
+	demo.Addr = exportertest.FreeAddress(t)
+	demo.Cmd.Args = append(demo.Cmd.Args, "--web.listen-address="+demo.Addr)
+	demo.Start(t).WaitListening(t, 30*time.Second)
+	dir := t.TempDir()
+	config := filepath.Join(dir, "prometheus.yml")
+	if err := os.WriteFile(config, []byte("global: {scrape_interval: 1s, scrape_timeout: 1s}\nscrape_configs:\n- job_name: lustre\n  static_configs: [{targets: ['"+demo.Addr+"']}]\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := exportertest.Command("prometheus", prom, "--config.file="+config, "--storage.tsdb.path="+filepath.Join(dir, "data"))
+	p.Addr = exportertest.FreeAddress(t)
+	p.Cmd.Args = append(p.Cmd.Args, "--web.listen-address="+p.Addr)
+	p.Start(t).WaitListening(t, 60*time.Second)
+	url := "http://" + p.Addr
+	query := url + "/api/v1/query?query=" + "count_over_time(lustre_job_write_bytes_total%7Bjobid%3D%22" + strconv.Itoa(demoStormJob) + "%22%7D%5B1m%5D)"
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(time.Second) {
+		var r struct {
+			Data struct {
+				Result []struct {
+					Value [2]any `json:"value"`
+				} `json:"result"`
+			} `json:"data"`
+		}
+		if resp, err := http.Get(query); err == nil {
+			json.NewDecoder(resp.Body).Decode(&r)
+			resp.Body.Close()
+		}
+		// Five samples: rate() and increase() have something to work on.
+		if len(r.Data.Result) > 0 {
+			if n, _ := r.Data.Result[0].Value[1].(string); len(n) > 0 {
+				if count, err := strconv.ParseFloat(n, 64); err == nil && count >= 5 {
+					break
+				}
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Prometheus at %s has no five samples of job %d after 90 s", url, demoStormJob)
+		}
+	}
+	e.promURL = url
+}
+
+// promConfig returns an HTTP client configuration for Prometheus with
+// nothing to set: the server of the examples needs no TLS or auth.
+func (e *commandEnv) promConfig(t *testing.T) string {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "prometheus-client.yml")
+	if err := os.WriteFile(file, []byte("follow_redirects: true\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }

@@ -138,6 +138,24 @@ func (f Found) explain() string {
 	return ": " + strings.Join(s, ", ")
 }
 
+// Notes says what was found beside the job's logs: logs of the job still
+// being written, files named with its id that are another job's, and
+// directories that could not be listed (by count: their names are the
+// site's, not the job's).
+func (f Found) Notes() []string {
+	var s []string
+	if f.Partial > 0 {
+		s = append(s, fmt.Sprintf("%d log(s) of the job still being written (*.darshan_partial), not read", f.Partial))
+	}
+	if f.Other > 0 {
+		s = append(s, fmt.Sprintf("%d log(s) named with the job id hold another job (the runtime's fallback pid), not read", f.Other))
+	}
+	if len(f.Unreadable) > 0 {
+		s = append(s, fmt.Sprintf("%d directories could not be listed, the first %s: the job may have more logs", len(f.Unreadable), f.Unreadable[0]))
+	}
+	return s
+}
+
 // day is a date as a comparable number, YYYYMMDD.
 type day int
 

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -17,9 +18,22 @@ import (
 // rankHeat is the heatmap of a row of one log: the sum of its ranks'
 // records of one bin width.
 type rankHeat struct {
-	start float64 // the log's start, seconds since the epoch
-	row   int
-	hm    signals.Heatmap
+	start  float64 // the log's start, seconds since the epoch
+	row    int     // rowOf(rank, nprocs): the log's row
+	nprocs int64   // the log's processes
+	hm     signals.Heatmap
+}
+
+// jobRow is the job's row of a log's row: the same when both count
+// ranks one a row; else the job's row of the log row's first rank (the
+// job has at least the log's processes, so a log's row of several ranks
+// lies in one of the job's rows, or across the edge of two).
+func (r rankHeat) jobRow(jobProcs int64) int {
+	rank := int64(r.row)
+	if r.nprocs > maxRows {
+		rank = (int64(r.row)*r.nprocs + maxRows - 1) / maxRows
+	}
+	return rowOf(rank, max(jobProcs, r.nprocs))
 }
 
 // dxtBins is the number of bins a log's DXT traces are divided into
@@ -36,22 +50,32 @@ const (
 
 // rowOf is the row of a rank in a log of nprocs processes: the rank
 // itself up to maxRows processes, else its share of the ranks; -1 for a
-// rank outside the log's processes.
+// negative rank. A rank past the log's processes (a runtime's record of
+// rank nprocs: fixtures/darshan/heatmap_off_by_one.darshan) keeps its own
+// row, or the last one: its bytes are in the layer's totals (package
+// signals sums every record), so they are in the picture too.
 func rowOf(rank, nprocs int64) int {
-	if rank < 0 || rank >= nprocs {
+	switch {
+	case rank < 0:
 		return -1
+	case nprocs <= maxRows:
+		return int(min(rank, maxRows-1))
 	}
-	if nprocs <= maxRows {
-		return int(rank)
-	}
-	return int(rank * maxRows / nprocs)
+	return int(min(rank*maxRows/nprocs, maxRows-1))
 }
 
-// rows sums one log's records of a layer by row and bin width.
-type rows map[[2]float64]*signals.Heatmap
+// rows sums one log's records of a layer by row and bin width. The width
+// is kept by its bits: a NaN width (a damaged record) is a key like any
+// other, and its heatmap is left out later (usable).
+type rows map[rowKey]*signals.Heatmap
+
+type rowKey struct {
+	row   int
+	width uint64 // math.Float64bits
+}
 
 func (rs rows) add(row int, width float64, read, write []int64) {
-	k := [2]float64{float64(row), width}
+	k := rowKey{row, math.Float64bits(width)}
 	h := rs[k]
 	if h == nil {
 		h = &signals.Heatmap{Width: width}
@@ -75,25 +99,16 @@ func addBins(a, b []int64) []int64 {
 }
 
 // keep appends a log's rows to the layer's, in a fixed order.
-func (g *gatherer) keep(layer string, start float64, rs rows) {
-	keys := make([][2]float64, 0, len(rs))
+func (g *gatherer) keep(layer string, start float64, nprocs int64, rs rows) {
+	keys := make([]rowKey, 0, len(rs))
 	for k := range rs {
 		keys = append(keys, k)
 	}
-	slices.SortFunc(keys, func(a, b [2]float64) int {
-		if a[0] != b[0] {
-			return int(a[0] - b[0])
-		}
-		if a[1] < b[1] {
-			return -1
-		}
-		if a[1] > b[1] {
-			return 1
-		}
-		return 0
+	slices.SortFunc(keys, func(a, b rowKey) int {
+		return cmp.Or(cmp.Compare(a.row, b.row), cmp.Compare(a.width, b.width))
 	})
 	for _, k := range keys {
-		g.heat[layer] = append(g.heat[layer], rankHeat{start: start, row: int(k[0]), hm: *rs[k]})
+		g.heat[layer] = append(g.heat[layer], rankHeat{start: start, row: k.row, nprocs: nprocs, hm: *rs[k]})
 	}
 }
 
@@ -125,7 +140,7 @@ func (g *gatherer) heatmaps(l *darshan.Log, sum *signals.Summary) error {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			g.keep(n, sum.Start, layers[n])
+			g.keep(n, sum.Start, nprocs, layers[n])
 		}
 		return nil
 	}
@@ -169,7 +184,7 @@ func (g *gatherer) heatmaps(l *darshan.Log, sum *signals.Summary) error {
 			all.Write = addBins(all.Write, h.Write)
 		}
 		ly.Add(sum.Start, &all)
-		g.keep(name, sum.Start, rs)
+		g.keep(name, sum.Start, nprocs, rs)
 	}
 	return nil
 }
@@ -251,6 +266,9 @@ func (g *gatherer) matrix(ly *signals.Layer, recs []rankHeat, source string, npr
 		Read: slices.Clone(ly.Read), Write: slices.Clone(ly.Write), Signals: []Signal{}}
 	h.Read, h.Write = growTo(h.Read, n), growTo(h.Write, n)
 	nrows := int(min(max(nprocs, 1), maxRows))
+	for _, r := range recs {
+		nrows = max(nrows, r.jobRow(nprocs)+1)
+	}
 	perCol := max(1, (n+maxColumns-1)/maxColumns)
 	cols := max(1, (n+perCol-1)/perCol)
 	h.ColumnWidth = ly.Width * float64(perCol)
@@ -263,7 +281,7 @@ func (g *gatherer) matrix(ly *signals.Layer, recs []rankHeat, source string, npr
 		if !usable(&r.hm) || n == 0 {
 			continue
 		}
-		row := min(r.row, nrows-1)
+		row := r.jobRow(nprocs)
 		for k := range r.hm.Bins() {
 			v := at(r.hm.Read, k) + at(r.hm.Write, k)
 			if v == 0 {

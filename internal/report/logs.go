@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -24,7 +25,8 @@ type LogOptions struct {
 	MemoryBudget int64
 	// Insights are the thresholds of the triggers.
 	Insights insights.Config
-	// TopFiles is how many files the report lists (most bytes first).
+	// TopFiles is how many files the report lists (most bytes first): 0
+	// is DefaultTopFiles, a negative number none.
 	TopFiles int
 	// HidePaths leaves file paths out (the insights' files too).
 	HidePaths bool
@@ -42,12 +44,13 @@ type identity struct {
 	uid        int64
 }
 
+// String names the identity without the executable: a message holds no
+// byte of a log's content but its numbers.
 func (id identity) String() string {
-	s := fmt.Sprintf("job %s, uid %d", id.jobID, id.uid)
 	if id.jobID == jobid.SyntheticJob {
-		s += ", " + strconv.Quote(id.exe)
+		return fmt.Sprintf("outside a batch job, uid %d", id.uid)
 	}
-	return s
+	return fmt.Sprintf("job %s, uid %d", id.jobID, id.uid)
 }
 
 // fingerprint tells a copy of a log from another log of the same job, as
@@ -116,7 +119,6 @@ type gatherer struct {
 	fs     map[fsKey]*fsAgg
 	heat   map[string][]rankHeat // by layer
 	dxt    map[string]*signals.Layer
-	exes   []string
 }
 
 // FromLogs reads the logs of one job and returns the job and its
@@ -127,12 +129,12 @@ func FromLogs(paths []string, o LogOptions) (Job, *App, error) {
 	if len(paths) == 0 {
 		return Job{}, nil, errors.New("no Darshan log")
 	}
-	if o.TopFiles <= 0 {
+	if o.TopFiles == 0 {
 		o.TopFiles = DefaultTopFiles
 	}
 	g := &gatherer{o: o, prints: map[fingerprint]string{}, mods: map[darshan.ModuleID]*modAcc{},
 		files: map[uint64]*fileAgg{}, fs: map[fsKey]*fsAgg{}, heat: map[string][]rankHeat{}, dxt: map[string]*signals.Layer{},
-		app: &App{Logs: []LogInfo{}, Copies: []string{}}}
+		app: &App{Logs: []LogInfo{}, Copies: []string{}, Notes: []string{}}}
 	for _, p := range paths {
 		if err := g.read(p); err != nil {
 			return Job{}, nil, err
@@ -163,6 +165,10 @@ func (g *gatherer) read(path string) error {
 	if g.id == nil {
 		g.id, g.idFrom = &id, path
 	} else if *g.id != id {
+		if g.id.jobID == id.jobID && g.id.uid == id.uid {
+			return fmt.Errorf("logs of different jobs: %s and %s were made outside a batch job by different programs; give the logs of one job",
+				filepath.Base(g.idFrom), filepath.Base(path))
+		}
 		return fmt.Errorf("logs of different jobs: %s is %s, %s is %s; give the logs of one job",
 			filepath.Base(g.idFrom), g.id, filepath.Base(path), id)
 	}
@@ -184,9 +190,6 @@ func (g *gatherer) read(path string) error {
 	}
 	g.sums = append(g.sums, sum)
 	g.totals = append(g.totals, t)
-	if e := exeBase(l.Exe); e != "" && !slices.Contains(g.exes, e) {
-		g.exes = append(g.exes, e)
-	}
 	info := LogInfo{File: filepath.Base(path), Version: l.Header.Version, LibVersion: l.Job.LibVersion(), Exe: exeBase(l.Exe),
 		Processes: l.Job.NProcs, Start: unixTime(sum.Start), End: unixTime(sum.End), RunTime: l.RunTime(), Modules: []ModuleInfo{}}
 	for _, m := range l.Modules() {
@@ -363,10 +366,17 @@ func (g *gatherer) finish() {
 		t = insights.Merge(g.totals...)
 	}
 	a := g.app
+	// The logs in the order they ran (then by name), whatever the order
+	// they were given in: the report of a job is one report.
+	slices.SortStableFunc(a.Logs, func(x, y LogInfo) int {
+		return cmp.Or(x.Start.T.Compare(y.Start.T), x.End.T.Compare(y.End.T), strings.Compare(x.File, y.File))
+	})
 	uid := merged.UID
-	g.job = Job{JobID: g.id.jobID, UID: &uid, Exe: g.exes, Processes: merged.NProcs}
-	if g.job.Exe == nil {
-		g.job.Exe = []string{}
+	g.job = Job{JobID: g.id.jobID, UID: &uid, Exe: []string{}, Processes: merged.NProcs}
+	for _, l := range a.Logs {
+		if l.Exe != "" && !slices.Contains(g.job.Exe, l.Exe) {
+			g.job.Exe = append(g.job.Exe, l.Exe)
+		}
 	}
 	// The run time of one log is darshan-util's (end - start + 1 before
 	// format 3.41); of several, from the first start to the last end.
@@ -459,7 +469,7 @@ func (g *gatherer) topFiles() []File {
 		return 0
 	})
 	out := []File{}
-	for _, e := range all[:min(len(all), g.o.TopFiles)] {
+	for _, e := range all[:min(len(all), max(g.o.TopFiles, 0))] {
 		grp := e.f.group[e.gi]
 		f := File{ID: strconv.FormatUint(e.id, 16), BytesRead: grp.read, BytesWritten: grp.written, Ranks: grp.ranks, Shared: grp.shared, Modules: []string{}}
 		if !g.o.HidePaths {

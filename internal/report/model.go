@@ -156,6 +156,10 @@ type App struct {
 	// codes the logs could not decide.
 	Insights          []Insight `json:"insights"`
 	InsightsUndecided []string  `json:"insights_undecided"`
+	// Notes say what was found beside the logs read (logs still being
+	// written, directories that could not be listed), for the reader to
+	// know what the report may lack.
+	Notes []string `json:"notes"`
 }
 
 // LogInfo is one log summed into the report.
@@ -348,7 +352,9 @@ type Servers struct {
 	From       Time   `json:"from"`
 	To         Time   `json:"to"`
 	// Window says where the window comes from: "logs" (the logs' start
-	// and end) or "flags" (--from, --to).
+	// and end), "logs_to_now" (the logs' start to now: Prometheus had none
+	// of the job's series while its logs ran, but has since) or "flags"
+	// (--from, --to).
 	Window string  `json:"window"`
 	Step   float64 `json:"step_seconds"`
 	// Found tells whether Prometheus has any job_stats series of the job
@@ -460,3 +466,16 @@ const (
 	NoData        = "no_data"
 	NotComparable = "not_comparable"
 )
+
+// Fired returns the codes of the insights that fired, in the order of
+// Insights (by level, High first, then code): the codes `darshan insights`
+// reports.
+func (a *App) Fired() []string {
+	out := []string{}
+	for _, in := range a.Insights {
+		if in.Fired {
+			out = append(out, in.Code)
+		}
+	}
+	return out
+}

@@ -126,20 +126,31 @@ func authHint(code int) string {
 	return ""
 }
 
+// UnreachableError is an error of a server that could not be reached or
+// did not answer in time: the one line the command prints.
+type UnreachableError struct {
+	msg string
+	err error
+}
+
+func (e *UnreachableError) Error() string { return e.msg }
+func (e *UnreachableError) Unwrap() error { return e.err }
+
 // reachErr says, in one line, that the server could not be reached.
 func (c *Client) reachErr(err error) error {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout():
-		return fmt.Errorf("prometheus %s: no answer in time (--prometheus.timeout)", c.URL)
+		return &UnreachableError{fmt.Sprintf("prometheus %s: no answer in time (--prometheus.timeout)", c.URL), err}
 	case errors.Is(err, context.Canceled):
 		return err
 	}
+	inner := err
 	var ue *url.Error
 	if errors.As(err, &ue) {
-		err = ue.Err
+		inner = ue.Err
 	}
-	return fmt.Errorf("prometheus %s: cannot reach it: %v", c.URL, err)
+	return &UnreachableError{fmt.Sprintf("prometheus %s: cannot reach it: %v", c.URL, inner), err}
 }
 
 // Query evaluates an instant query at t.

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+)
+
+// BenchmarkReportProcessLargest runs the whole process, `hpcio_exporter
+// report --format=json` of the largest corpus log (3.6 MB, DXT traces of
+// 8 ranks), as a user or an epilog runs it: start, read, write, exit. The
+// issue's target is 0.3 s; the page's format is benchmarked by
+// BenchmarkReportProcessLargestHTML once the page is built.
+func BenchmarkReportProcessLargest(b *testing.B) {
+	benchReportProcess(b, "--format=json")
+}
+
+func BenchmarkReportProcessLargestHTML(b *testing.B) {
+	if _, _, err := reportOnce(b, "--format=html"); err != nil {
+		b.Skipf("no HTML page in this build: %v", err)
+	}
+	benchReportProcess(b, "--format=html")
+}
+
+func largestLog(b *testing.B) string {
+	logs, _ := filepath.Glob(filepath.Join(corpus.Dir(b, "darshan"), "*", "*.darshan"))
+	var best string
+	var size int64
+	for _, p := range logs {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			best, size = p, fi.Size()
+		}
+	}
+	if best == "" {
+		b.Skip("no corpus log")
+	}
+	return best
+}
+
+func reportOnce(b *testing.B, format string) (string, string, error) {
+	bin := buildExporter(b)
+	var stderr strings.Builder
+	cmd := exec.Command(bin, "report", format, largestLog(b))
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	err := cmd.Run()
+	return bin, stderr.String(), err
+}
+
+func benchReportProcess(b *testing.B, format string) {
+	bin := buildExporter(b)
+	log := largestLog(b)
+	// The process' CPU time beside the wall time: on a shared machine the
+	// wall time is the scheduler's as much as the report's.
+	var cpu, rss float64
+	for b.Loop() {
+		var stderr strings.Builder
+		cmd := exec.Command(bin, "report", format, log)
+		cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+		if err := cmd.Run(); err != nil {
+			b.Fatalf("%v: %s", err, stderr.String())
+		}
+		ps := cmd.ProcessState
+		cpu += (ps.UserTime() + ps.SystemTime()).Seconds()
+		rss = max(rss, float64(ps.SysUsage().(*syscall.Rusage).Maxrss)*1024)
+	}
+	b.ReportMetric(cpu/float64(b.N), "cpu-s/op")
+	b.ReportMetric(rss, "peak-rss-bytes")
+}
+
+// The report of the largest corpus log stays within a generous memory
+// bound (peak RSS of the real process; it is about 30 MB).
+func TestReportPeakMemory(t *testing.T) {
+	t.Parallel()
+	logs, _ := filepath.Glob(filepath.Join(corpus.Dir(t, "darshan"), "*", "*.darshan"))
+	var log string
+	var size int64
+	for _, p := range logs {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			log, size = p, fi.Size()
+		}
+	}
+	if log == "" {
+		t.Skip("no corpus log")
+	}
+	bin := buildExporter(t)
+	var stderr strings.Builder
+	cmd := exec.Command(bin, "report", log)
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss * 1024
+	t.Logf("report of %s (%d bytes): peak RSS %d MiB", filepath.Base(log), size, rss>>20)
+	if rss > 256<<20 {
+		t.Errorf("peak RSS %d MiB, more than 256 MiB", rss>>20)
+	}
+}
