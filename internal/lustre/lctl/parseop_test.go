@@ -18,6 +18,11 @@ func FuzzParseOp(f *testing.F) {
 		"{samples:1}",
 		"{ samples 5, unit: bytes }",
 		"{ samples\t:\t3\t}",
+		// Lustre 2.15's padding; values that are not only digits; keys
+		// that begin as Lustre's do.
+		"{ samples:       86288, unit: bytes, min:  1048576, max:  1048576, sum:      90479525888, sumsq:  94874659337535488, hist: { 1M: 86288 } }",
+		"{ samples:           0, unit: usecs, min: 12ab, max: 9:9, sum:            0, sumsq: x }",
+		"{ sumsq: 1, summ: 2, sum: 3, samples: 4, samplesx: 5 }",
 	} {
 		f.Add([]byte(s))
 	}

@@ -45,6 +45,9 @@ type Family struct {
 type Writer struct {
 	bw          *bufio.Writer
 	openMetrics bool
+	// gz is bw's writer when the response is gzipped: parts are then
+	// compressed by their encoders.
+	gz *Gzip
 
 	fam        *Family
 	famWritten bool
@@ -125,32 +128,42 @@ func (w *Writer) sample(created float64) error {
 		w.writeHeader()
 		w.famWritten = true
 	}
-	value := w.line
-	w.writeName("")
-	w.bw.Write(value)
-	w.bw.WriteByte('\n')
-	if w.openMetrics && w.fam.Type == Counter && created > 0 {
-		w.writeName("_created")
-		w.scratch = AppendFloat(w.scratch[:0], created)
-		w.bw.Write(w.scratch)
-		w.bw.WriteByte('\n')
+	// The line is put together in the buffer's free space and written
+	// once (bufio's AvailableBuffer idiom): a million samples a scrape at
+	// 100,000 jobs, where a write per piece was a third of the encoding.
+	// A line that would not fit is not built in a new slice: the buffer
+	// is flushed first (an error stays in bw, for the last Flush).
+	need := 2*(len(w.fam.Name)+len("_created")+len(w.labels)+4) + len(w.line) + 32
+	if w.bw.Available() < need {
+		w.bw.Flush()
 	}
+	b := w.appendName(w.bw.AvailableBuffer(), "")
+	b = append(b, w.line...)
+	b = append(b, '\n')
+	if w.openMetrics && w.fam.Type == Counter && created > 0 {
+		b = w.appendName(b, "_created")
+		b = AppendFloat(b, created)
+		b = append(b, '\n')
+	}
+	w.bw.Write(b)
 	return nil
 }
 
-func (w *Writer) writeName(suffix string) {
-	w.bw.WriteString(w.fam.Name)
+// appendName appends the sample's name (with suffix, or _total for a
+// counter) and its labels, up to the space before the value.
+func (w *Writer) appendName(b []byte, suffix string) []byte {
+	b = append(b, w.fam.Name...)
 	if suffix != "" {
-		w.bw.WriteString(suffix)
+		b = append(b, suffix...)
 	} else if w.fam.Type == Counter {
-		w.bw.WriteString("_total")
+		b = append(b, "_total"...)
 	}
 	if len(w.labels) > 0 {
-		w.bw.WriteByte('{')
-		w.bw.Write(w.labels)
-		w.bw.WriteByte('}')
+		b = append(b, '{')
+		b = append(b, w.labels...)
+		b = append(b, '}')
 	}
-	w.bw.WriteByte(' ')
+	return append(b, ' ')
 }
 
 func (w *Writer) writeHeader() {

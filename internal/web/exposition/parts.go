@@ -20,7 +20,8 @@ func partsAhead() int { return runtime.GOMAXPROCS(0) + 1 }
 // encodedPart is one part's samples, encoded.
 type encodedPart struct {
 	buf     *bytes.Buffer
-	samples bool // it wrote at least one sample
+	gz      *compressedPart // buf compressed, when the response is a Gzip
+	samples bool            // it wrote at least one sample
 	err     error
 }
 
@@ -78,7 +79,11 @@ func (w *Writer) writeParts(f *Family) error {
 					err = ferr
 				}
 				pw.bw.Reset(nil)
-				results[i%ahead] <- encodedPart{buf: buf, samples: pw.samples, err: err}
+				var gz *compressedPart
+				if w.gz != nil && err == nil && pw.samples {
+					gz = compressPart(buf.Bytes())
+				}
+				results[i%ahead] <- encodedPart{buf: buf, gz: gz, samples: pw.samples, err: err}
 			}
 		}()
 	}
@@ -89,6 +94,7 @@ func (w *Writer) writeParts(f *Family) error {
 			select {
 			case p := <-r:
 				partBuffers.Put(p.buf)
+				releaseCompressed(p.gz)
 			default:
 			}
 		}
@@ -103,9 +109,17 @@ func (w *Writer) writeParts(f *Family) error {
 				w.writeHeader()
 				w.famWritten = true
 			}
-			_, err = w.bw.Write(p.buf.Bytes())
+			if p.gz != nil {
+				// What the stream holds before the part, then the part.
+				if err = w.bw.Flush(); err == nil {
+					err = w.gz.writeCompressed(p.gz)
+				}
+			} else {
+				_, err = w.bw.Write(p.buf.Bytes())
+			}
 		}
 		partBuffers.Put(p.buf)
+		releaseCompressed(p.gz)
 		if err != nil {
 			return err
 		}

@@ -14,6 +14,8 @@ var responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil
 
 // WriteResponse encodes the gathered families, then the streamed ones,
 // then the OpenMetrics end marker, in format (text 0.0.4 or OpenMetrics).
+// When out is a Gzip, the large parts of streamed families are compressed
+// on the goroutines that encode them; out is not closed.
 func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFamily, streams []Family) error {
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	var opts []expfmt.EncoderOption
@@ -33,6 +35,9 @@ func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFa
 		}
 	}
 	ew := &Writer{bw: bw, openMetrics: openMetrics}
+	if gz, ok := out.(*Gzip); ok {
+		ew.gz = gz
+	}
 	for i := range streams {
 		if err := ew.WriteFamily(&streams[i]); err != nil {
 			return err

@@ -21,7 +21,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/common/expfmt"
@@ -149,14 +148,17 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	header := w.Header()
 	header.Set("Content-Type", string(format))
 	var body io.Writer = out
-	var gz *gzip.Writer
+	var gz *exposition.Gzip
 	if acceptsGzip(r) {
-		// klauspost/compress: at the same level, the same ratio as
-		// compress/gzip in half the time on job series.
+		// exposition's gzip stream compresses the large parts of the
+		// per-job families on the cores that encode them.
 		header.Set("Content-Encoding", "gzip")
-		gz = gzipWriters.Get().(*gzip.Writer)
+		gz = gzipWriters.Get().(*exposition.Gzip)
 		gz.Reset(out)
-		defer gzipWriters.Put(gz)
+		defer func() {
+			gz.Reset(nil)
+			gzipWriters.Put(gz)
+		}()
 		body = gz
 	}
 	err = exposition.WriteResponse(body, format, families, scrape.Streams())
@@ -180,10 +182,7 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // gzipWriters keeps compressors between scrapes: each holds a window and
 // tables worth reusing.
-var gzipWriters = sync.Pool{New: func() any {
-	gz, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed)
-	return gz
-}}
+var gzipWriters = sync.Pool{New: func() any { return exposition.NewGzip(nil) }}
 
 func acceptsGzip(r *http.Request) bool {
 	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
