@@ -246,7 +246,8 @@ func TestHelpersStopBeforeRelease(t *testing.T) {
 	w.Job = Job{NProcs: 100}
 	w.RecordsPerStream = 10
 	layout := LayoutOf(POSIX, 4)
-	for i := range 2000 {
+	const records = 3000 // a region over helpedMin
+	for i := range records {
 		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
 			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
 		for k := range rec.Ints {
@@ -271,7 +272,7 @@ func TestHelpersStopBeforeRelease(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range 20 {
-			if recs, err := readBack(t, good).ReadModule(POSIX); err != nil || len(recs) != 2000 {
+			if recs, err := readBack(t, good).ReadModule(POSIX); err != nil || len(recs) != records {
 				t.Errorf("intact log: %d records, %v", len(recs), err)
 				return
 			}

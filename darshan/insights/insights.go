@@ -97,27 +97,65 @@ func Evaluate(t *Totals, cfg Config) []Insight {
 // Decide is Evaluate without the text, for a user that keeps only the
 // decisions (the sidecar): every Insight is that of Evaluate, in the same
 // order, but for Message and Files, which are empty, and Recommendations,
-// which holds only the first one (the general advice) of those that fired.
-// Writing the text is most of what Evaluate costs.
+// which holds only the first one (the general advice) of those that fired,
+// in a slice shared between calls (not to be modified). Writing the text
+// is most of what Evaluate costs: Decide writes a code's once.
 func Decide(t *Totals, cfg Config) []Insight {
-	return evaluate(t, &evalCtx{Config: cfg, brief: true})
+	return DecideAppend(nil, t, cfg)
 }
 
-func evaluate(t *Totals, c *evalCtx) []Insight {
+// DecideAppend is Decide appending to dst[:0] (a caller's scratch,
+// reused from one job to the next: the slice is most of what Decide
+// allocates).
+func DecideAppend(dst []Insight, t *Totals, cfg Config) []Insight {
+	return evaluateTo(dst, t, &evalCtx{Config: cfg, brief: true})
+}
+
+func evaluate(t *Totals, c *evalCtx) []Insight { return evaluateTo(nil, t, c) }
+
+func evaluateTo(out []Insight, t *Totals, c *evalCtx) []Insight {
 	if t == nil {
 		return nil
 	}
-	out := make([]Insight, 0, len(Codes)) // at most one per code: no regrowth
+	if cap(out) < len(Codes) {
+		out = make([]Insight, 0, len(Codes)) // at most one per code: no regrowth
+	}
+	out = out[:0]
 	for _, tr := range triggers {
 		out = tr(t, c, out)
 	}
-	slices.SortStableFunc(out, func(a, b Insight) int {
-		if a.Level != b.Level {
-			return cmp.Compare(b.Level, a.Level)
-		}
-		return cmp.Compare(a.Code, b.Code)
-	})
+	sortInsights(out)
 	return out
+}
+
+// sortInsights sorts by level, High first, then code (unique: any sort is
+// the stable one). An Insight is 136 bytes: the indexes are sorted, and
+// each Insight moved twice.
+func sortInsights(out []Insight) {
+	var idx [64]uint8
+	if len(out) > len(idx) {
+		slices.SortStableFunc(out, func(a, b Insight) int { return compareInsights(&a, &b) })
+		return
+	}
+	n := len(out)
+	for i := range n {
+		idx[i] = uint8(i)
+		for j := i; j > 0 && compareInsights(&out[idx[j]], &out[idx[j-1]]) < 0; j-- {
+			idx[j], idx[j-1] = idx[j-1], idx[j]
+		}
+	}
+	var tmp [64]Insight
+	copy(tmp[:n], out)
+	for k := range n {
+		out[k] = tmp[idx[k]]
+	}
+}
+
+func compareInsights(a, b *Insight) int {
+	if a.Level != b.Level {
+		return cmp.Compare(b.Level, a.Level)
+	}
+	return cmp.Compare(a.Code, b.Code)
 }
 
 // Codes lists every code this package can report, in Drishti's order (that

@@ -79,3 +79,24 @@ func TestTotalsBounded(t *testing.T) {
 		t.Errorf("P17 %+v", in)
 	}
 }
+
+// The Builders share pooled scratch for their Rankings: the Totals they
+// return own their entries, which later Builders leave alone.
+func TestTotalsOwnTheirRankings(t *testing.T) {
+	a := logOf(posix(0, "/a", m{"READS": 10, "F_META_TIME": 50}), posix(1, "/a", m{"READS": 20, "F_META_TIME": 45}),
+		posix(-1, "/shared", m{"WRITES": 4, "BYTES_WRITTEN": 100, "SLOWEST_RANK_BYTES": 90, "FASTEST_RANK_BYTES": 10})).totals(t)
+	before := *a
+	for i, r := range a.rankings() {
+		before.rankings()[i].Top = r.clone().Top
+	}
+	if len(a.MetaTime.Top) != 2 || len(a.StragglerBytes.Top) != 1 {
+		t.Fatalf("rankings %+v, %+v", a.MetaTime, a.StragglerBytes)
+	}
+	for k := range 20 {
+		logOf(posix(0, fmt.Sprintf("/b%d", k), m{"READS": 1, "F_META_TIME": 99}),
+			posix(-1, "/other", m{"WRITES": 4, "BYTES_WRITTEN": 100, "SLOWEST_RANK_BYTES": 100})).totals(t)
+	}
+	if numRankings != len(a.rankings()) || !reflect.DeepEqual(before, *a) {
+		t.Errorf("a later Builder changed a Totals:\n%+v\nwant\n%+v", *a, before)
+	}
+}

@@ -1,12 +1,14 @@
 package insights
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 )
@@ -40,22 +42,23 @@ func (r *Ranking) offer(name string, v, aux float64) {
 	}
 	r.N++
 	r.Max = max(r.Max, v)
-	if len(r.Top) == MaxFiles && !better(Ranked{name, v, aux}, r.Top[MaxFiles-1]) {
+	e := Ranked{name, v, aux}
+	n := len(r.Top)
+	if n == MaxFiles && !better(e, r.Top[n-1]) {
 		return
 	}
-	i, _ := slices.BinarySearchFunc(r.Top, Ranked{name, v, aux}, func(a, b Ranked) int {
-		if better(a, b) {
-			return -1
-		}
-		if better(b, a) {
-			return 1
-		}
-		return 0
-	})
-	r.Top = slices.Insert(r.Top, i, Ranked{name, v, aux})
-	if len(r.Top) > MaxFiles {
-		r.Top = r.Top[:MaxFiles]
+	// Its place: after the entries better than it (at most MaxFiles: a
+	// scan from the end costs less than a binary search and its calls).
+	i := n
+	for i > 0 && !better(r.Top[i-1], e) {
+		i--
 	}
+	if n < MaxFiles {
+		r.Top = append(r.Top, Ranked{})
+		n++
+	}
+	copy(r.Top[i+1:n], r.Top[i:n-1])
+	r.Top[i] = e
 }
 
 func better(a, b Ranked) bool {
@@ -205,6 +208,30 @@ func floatIdx(l *darshan.Layout, name string) int {
 
 var binNames = [numBins]string{"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}
 
+// posixIdxs caches the posixIdx of each Layout: the reader makes one
+// Layout per module version, shared by every log of that version (a few:
+// the cache is bounded all the same).
+var posixIdxs struct {
+	sync.Mutex
+	m map[*darshan.Layout]*posixIdx
+}
+
+func posixIdxOf(l *darshan.Layout) *posixIdx {
+	posixIdxs.Lock()
+	defer posixIdxs.Unlock()
+	if p, ok := posixIdxs.m[l]; ok {
+		return p
+	}
+	p := newPosixIdx(l)
+	if posixIdxs.m == nil {
+		posixIdxs.m = map[*darshan.Layout]*posixIdx{}
+	}
+	if len(posixIdxs.m) < 64 {
+		posixIdxs.m[l] = p
+	}
+	return p
+}
+
 func newPosixIdx(l *darshan.Layout) *posixIdx {
 	p := &posixIdx{
 		reads: intIdx(l, "POSIX_READS"), writes: intIdx(l, "POSIX_WRITES"),
@@ -242,6 +269,7 @@ func fv(fl []float64, i int) float64 {
 
 // fileAgg is what FromLog gathers per POSIX file before ranking files.
 type fileAgg struct {
+	id                     uint64
 	smallR, smallW         int64
 	rankRecs               int
 	minW, maxW, minR, maxR int64
@@ -288,28 +316,48 @@ type Builder struct {
 	// what the file-level rankings need
 	posixLayout *darshan.Layout
 	posix       *posixIdx
-	files       map[uint64]*fileAgg
+	files       map[uint64]int // file id → index in aggs
+	aggs        []fileAgg
 	// MPI-IO and STDIO: likewise
 	mpiioLayout *darshan.Layout
 	mpiio       [len(mpiioCounters)]int
 	stdioLayout *darshan.Layout
 	stdioR      int
 	stdioW      int
+
+	// tops holds the Rankings' entries while the log is read, so that
+	// ranking a record allocates nothing; Totals moves them into one
+	// allocation and gives tops back to topsPool.
+	tops *rankingTops
 }
+
+type rankingTops [numRankings][MaxFiles]Ranked
+
+var topsPool = sync.Pool{New: func() any { return new(rankingTops) }}
+
+// numRankings is the number of Rankings of a Totals (see rankings).
+const numRankings = 11
 
 // NewBuilder starts the Totals of l. It fails, as FromLog, on a log whose
 // module regions claim more than the file holds: insights of part of a log
 // would mislead, even when the missing module is one no trigger reads.
 func NewBuilder(l *darshan.Log) (*Builder, error) {
 	t := &Totals{Logs: 1, MaxByteRead: -1, MaxByteWritten: -1}
-	for _, m := range l.Modules() {
-		if end := m.Region.Offset + m.Region.Length; end < m.Region.Offset || end > uint64(l.Size()) {
-			return nil, &darshan.FormatError{Log: l.Name, Region: m.ID.String(), Offset: int64(m.Region.Offset),
-				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
-					darshan.ErrTruncated, m.Region.Length, m.Region.Offset, uint64(l.Size())-min(m.Region.Offset, uint64(l.Size())))}
+	// The modules l.Modules lists, without its slice (a small log's
+	// insights cost less than that allocation).
+	h := &l.Header
+	for i := range darshan.MaxModules {
+		id, reg := darshan.ModuleID(i), h.ModuleRegions[i]
+		if reg.Length == 0 && !h.PartialModule(id) {
+			continue
 		}
-		if m.Region.Length != 0 && m.ID >= 0 && m.ID < 64 {
-			t.Modules |= 1 << uint(m.ID)
+		if end := reg.Offset + reg.Length; end < reg.Offset || end > uint64(l.Size()) {
+			return nil, &darshan.FormatError{Log: l.Name, Region: id.String(), Offset: int64(reg.Offset),
+				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
+					darshan.ErrTruncated, reg.Length, reg.Offset, uint64(l.Size())-min(reg.Offset, uint64(l.Size())))}
+		}
+		if reg.Length != 0 && id < 64 {
+			t.Modules |= 1 << uint(id)
 		}
 	}
 	t.CBNodes = cbNodes(l.Job.Metadata)
@@ -318,7 +366,15 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 	// (most of FromLog's time on a DXT log), so a log that cannot decide
 	// those codes skips it (and its hosts do not join a job's in Merge).
 	hosts := t.usesMPIIO() && t.CBNodes > 0
-	return &Builder{l: l, t: t, hosts: hosts, files: map[uint64]*fileAgg{}}, nil
+	// Sized for the files the log names (most logs name a few): no
+	// regrowth.
+	nf := min(len(l.Names), 64)
+	b := &Builder{l: l, t: t, hosts: hosts, files: make(map[uint64]int, nf), aggs: make([]fileAgg, 0, nf),
+		tops: topsPool.Get().(*rankingTops)}
+	for i, r := range t.rankings() {
+		r.Top = b.tops[i][:0]
+	}
+	return b, nil
 }
 
 // Reads reports whether the Totals read module m's records: POSIX, MPI-IO
@@ -361,17 +417,15 @@ func (b *Builder) Add(r darshan.Record) {
 // done with.
 func (b *Builder) Totals(err error) (*Totals, error) {
 	if err != nil {
+		b.releaseTops()
 		return nil, err
 	}
 	t := b.t
 	// Files in id order, so that ties rank the same from run to run.
-	ids := make([]uint64, 0, len(b.files))
-	for id := range b.files {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
-	for _, id := range ids {
-		f, name := b.files[id], b.l.Names[id]
+	slices.SortFunc(b.aggs, func(x, y fileAgg) int { return cmp.Compare(x.id, y.id) })
+	for i := range b.aggs {
+		f := &b.aggs[i]
+		name := b.l.Names[f.id]
 		t.SmallReadFiles.offer(name, float64(f.smallR), 0)
 		t.SmallWriteFiles.offer(name, float64(f.smallW), 0)
 		if f.rankRecs > 0 {
@@ -383,7 +437,35 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 			}
 		}
 	}
+	// The entries out of the Builder, into one array the Totals keeps.
+	rs, n := t.rankings(), 0
+	for _, r := range rs {
+		n += len(r.Top)
+	}
+	kept := make([]Ranked, 0, n)
+	for i, r := range rs {
+		k := len(kept)
+		kept = append(kept, r.Top...)
+		clear(b.tops[i][:len(r.Top)]) // offer writes no further
+		r.Top = kept[k:len(kept):len(kept)]
+		if len(r.Top) == 0 {
+			r.Top = nil
+		}
+	}
+	topsPool.Put(b.tops)
+	b.tops = nil
 	return t, nil
+}
+
+// releaseTops gives the Builder's scratch back, cleared (the pool keeps no
+// log's paths alive), when the Totals are not made.
+func (b *Builder) releaseTops() {
+	if b.tops == nil {
+		return
+	}
+	*b.tops = rankingTops{}
+	topsPool.Put(b.tops)
+	b.tops = nil
 }
 
 // smallBins is the number of access size bins under 1 MiB.
@@ -391,7 +473,7 @@ var smallBins = slices.Index(sizeBinEdges[:], 1<<20) + 1
 
 func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 	if r.Layout != b.posixLayout {
-		b.posixLayout, b.posix = r.Layout, newPosixIdx(r.Layout)
+		b.posixLayout, b.posix = r.Layout, posixIdxOf(r.Layout)
 	}
 	t, idx := b.t, b.posix
 	in, fl := r.Ints, r.Floats
@@ -431,11 +513,13 @@ func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 
 	name := b.l.Names[r.ID]
 	t.MetaTime.offer(name, fv(fl, idx.metaT), float64(r.Rank))
-	f := b.files[r.ID]
-	if f == nil {
-		f = &fileAgg{}
-		b.files[r.ID] = f
+	k, ok := b.files[r.ID]
+	if !ok {
+		k = len(b.aggs)
+		b.files[r.ID] = k
+		b.aggs = append(b.aggs, fileAgg{id: r.ID})
 	}
+	f := &b.aggs[k]
 	f.smallR += smallR
 	f.smallW += smallW
 	if r.Rank == -1 {
@@ -591,8 +675,8 @@ func (o *Totals) add(t *Totals) {
 }
 
 // rankings lists every Ranking of t, in one order for all Totals.
-func (t *Totals) rankings() []*Ranking {
-	return []*Ranking{
+func (t *Totals) rankings() [numRankings]*Ranking {
+	return [...]*Ranking{
 		&t.MetaTime, &t.SmallReadFiles, &t.SmallWriteFiles, &t.SharedSmallReads, &t.SharedSmallWrites,
 		&t.StragglerBytes, &t.StragglerTime, &t.WriteImbalance, &t.ReadImbalance,
 		&t.IndepReadRecords, &t.IndepWriteRecords,

@@ -3,6 +3,7 @@ package insights
 import (
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 )
@@ -76,11 +77,29 @@ func (c *evalCtx) insight(code string, level Level, fired bool, value, threshold
 			in.Recommendations = recs
 		}
 	case fired:
-		if _, recs := txt(); len(recs) > 0 {
-			in.Recommendations = recs[:1:1]
-		}
+		in.Recommendations = firstRecommendation(code, txt)
 	}
 	return in
+}
+
+// firstRecs caches, per code, the first recommendation of an insight that
+// fired (nil when it has none), as a slice of one to be shared, not
+// modified. Every trigger puts first the general advice, the same for
+// every log ("the sidecar exports a code's first recommendation once per
+// code"); so Decide writes a code's text once, the first time it fires,
+// rather than for every log (writing the text was most of its cost).
+var firstRecs sync.Map // code → []string
+
+func firstRecommendation(code string, txt text) []string {
+	if v, ok := firstRecs.Load(code); ok {
+		return v.([]string)
+	}
+	var first []string
+	if _, recs := txt(); len(recs) > 0 {
+		first = recs[:1:1]
+	}
+	firstRecs.Store(code, first)
+	return first
 }
 
 // files is the detail of an insight that fired: the names of r's kept

@@ -45,8 +45,9 @@ type dumper struct {
 	// "\t<name>\t<mount>\t<fs>\n" shared by all its counters
 	prefix, suffix []byte
 
-	readBins, writeBins []string // "HEATMAP_READ_BIN_<i>" … names, built once
-	apmpiSync           bool     // the APMPI header's sync flag
+	readBins, writeBins []string      // "HEATMAP_READ_BIN_<i>" … names, built once
+	apmpiSync           bool          // the APMPI header's sync flag
+	lustre              []*lustreComp // LUSTRE_COMP<i>_… names, built once
 }
 
 func (d *dumper) warnf(format string, args ...any) {
@@ -195,56 +196,66 @@ func (d *dumper) beginNamed(k darshan.Key) {
 	d.begin(k, name, mnt, fs)
 }
 
-// Counter lines, as the DARSHAN_*_COUNTER_PRINT macros print them.
+// Counter lines, as the DARSHAN_*_COUNTER_PRINT macros print them. They
+// are most of a dump's text (a line per counter of every record): each is
+// built in a local slice, the values through appendCounter and
+// appendFixed's fast paths.
 func (d *dumper) intLine(counter string, v int64) {
-	p := d.p
-	p.buf = append(p.buf, d.prefix...)
-	p.buf = append(p.buf, counter...)
-	p.buf = append(p.buf, '\t')
-	p.buf = appendInt(p.buf, v)
-	p.buf = append(p.buf, d.suffix...)
+	b := append(d.p.buf, d.prefix...)
+	b = append(b, counter...)
+	b = append(b, '\t')
+	b = appendCounter(b, v)
+	d.p.buf = append(b, d.suffix...)
 }
 
 func (d *dumper) uintLine(counter string, v uint64) {
-	p := d.p
-	p.buf = append(p.buf, d.prefix...)
-	p.buf = append(p.buf, counter...)
-	p.buf = append(p.buf, '\t')
-	p.buf = appendUint(p.buf, v)
-	p.buf = append(p.buf, d.suffix...)
+	b := append(d.p.buf, d.prefix...)
+	b = append(b, counter...)
+	b = append(b, '\t')
+	b = appendUint(b, v)
+	d.p.buf = append(b, d.suffix...)
 }
 
 func (d *dumper) floatLine(counter string, v float64) {
-	p := d.p
-	p.buf = append(p.buf, d.prefix...)
-	p.buf = append(p.buf, counter...)
-	p.buf = append(p.buf, '\t')
-	p.buf = appendFixed(p.buf, v, 6)
-	p.buf = append(p.buf, d.suffix...)
+	b := append(d.p.buf, d.prefix...)
+	b = append(b, counter...)
+	b = append(b, '\t')
+	b = appendFixed(b, v, 6)
+	d.p.buf = append(b, d.suffix...)
 }
 
 func (d *dumper) strLine(counter, v string) {
-	p := d.p
-	p.buf = append(p.buf, d.prefix...)
-	p.buf = append(p.buf, counter...)
-	p.buf = append(p.buf, '\t')
-	p.buf = append(p.buf, v...)
-	p.buf = append(p.buf, d.suffix...)
+	b := append(d.p.buf, d.prefix...)
+	b = append(b, counter...)
+	b = append(b, '\t')
+	b = append(b, v...)
+	d.p.buf = append(b, d.suffix...)
 }
 
 // counters prints a record's integer then floating point counters.
 func (d *dumper) counters(r *darshan.CounterRecord) {
 	unsigned := r.Module.Module().UnsignedInts
+	pre, suf := d.prefix, d.suffix
+	b := d.p.buf
 	for i, n := range r.Layout.Ints {
+		b = append(b, pre...)
+		b = append(b, n...)
+		b = append(b, '\t')
 		if len(unsigned) > 0 && slices.Contains(unsigned, n) {
-			d.uintLine(n, uint64(r.Ints[i]))
-			continue
+			b = appendUint(b, uint64(r.Ints[i]))
+		} else {
+			b = appendCounter(b, r.Ints[i])
 		}
-		d.intLine(n, r.Ints[i])
+		b = append(b, suf...)
 	}
 	for i, n := range r.Layout.Floats {
-		d.floatLine(n, r.Floats[i])
+		b = append(b, pre...)
+		b = append(b, n...)
+		b = append(b, '\t')
+		b = appendFixed(b, r.Floats[i], 6)
+		b = append(b, suf...)
 	}
+	d.p.buf = b
 }
 
 // record prints one record the way the module's log_print_record does.

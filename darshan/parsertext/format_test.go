@@ -41,6 +41,23 @@ func TestAppendFixedMatchesStrconv(t *testing.T) {
 	}
 }
 
+// appendCounter's shortcuts (0 to 9, -1) write what strconv writes.
+func TestAppendCounterMatchesStrconv(t *testing.T) {
+	vals := []int64{math.MinInt64, math.MaxInt64, -11, -10, -9, -2, 10, 11, 99, 100, 1 << 40}
+	for v := int64(-3); v <= 12; v++ {
+		vals = append(vals, v)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 1000 {
+		vals = append(vals, int64(r.Uint64()), r.Int64N(1000)-500)
+	}
+	for _, v := range vals {
+		if got, want := string(appendCounter([]byte("x"), v)), "x"+strconv.FormatInt(v, 10); got != want {
+			t.Fatalf("appendCounter(%d) = %s, want %s", v, got, want)
+		}
+	}
+}
+
 func TestAppendCtime(t *testing.T) {
 	for sec, want := range map[int64]string{
 		0:             "Thu Jan  1 00:00:00 1970\n",

@@ -57,22 +57,52 @@ func (d *dumper) lustreRecord(r *darshan.LustreRecord) {
 	d.intLine("LUSTRE_NUM_STRIPES", stripes)
 	ost := 0
 	for i, c := range r.Components {
-		comp := "LUSTRE_COMP" + strconv.Itoa(i+1) + "_"
-		d.intLine(comp+"STRIPE_SIZE", c.StripeSize)
-		d.intLine(comp+"STRIPE_COUNT", c.StripeCount)
-		d.strLine(comp+"STRIPE_PATTERN", lustrePattern(c.StripePattern))
-		d.strLine(comp+"FLAGS", lustreFlags(c.Flags))
-		d.intLine(comp+"EXT_START", c.ExtentStart)
-		d.intLine(comp+"EXT_END", c.ExtentEnd)
-		d.intLine(comp+"MIRROR_ID", c.MirrorID)
+		n := d.lustreNames(i)
+		d.intLine(n.stripeSize, c.StripeSize)
+		d.intLine(n.stripeCount, c.StripeCount)
+		d.strLine(n.pattern, lustrePattern(c.StripePattern))
+		d.strLine(n.flags, lustreFlags(c.Flags))
+		d.intLine(n.extStart, c.ExtentStart)
+		d.intLine(n.extEnd, c.ExtentEnd)
+		d.intLine(n.mirrorID, c.MirrorID)
 		pool := c.Pool
 		if pool == "" {
 			pool = "N/A"
 		}
-		d.strLine(comp+"POOL_NAME", pool)
+		d.strLine(n.pool, pool)
 		for j := int64(0); j < c.StripeCount && ost < len(r.OSTs); j++ {
-			d.intLine(comp+"OST_ID_"+strconv.FormatInt(j, 10), r.OSTs[ost])
+			d.intLine(n.ostID(j), r.OSTs[ost])
 			ost++
 		}
 	}
+}
+
+// lustreComp holds the counter names of one component of a LUSTRE record,
+// "LUSTRE_COMP<i>_…", made once per dumper rather than once per line.
+type lustreComp struct {
+	stripeSize, stripeCount, pattern, flags, extStart, extEnd, mirrorID, pool string
+	prefix                                                                    string
+	osts                                                                      []string // "…OST_ID_<j>"
+}
+
+func (d *dumper) lustreNames(i int) *lustreComp {
+	for len(d.lustre) <= i {
+		p := "LUSTRE_COMP" + strconv.Itoa(len(d.lustre)+1) + "_"
+		d.lustre = append(d.lustre, &lustreComp{prefix: p,
+			stripeSize: p + "STRIPE_SIZE", stripeCount: p + "STRIPE_COUNT", pattern: p + "STRIPE_PATTERN",
+			flags: p + "FLAGS", extStart: p + "EXT_START", extEnd: p + "EXT_END", mirrorID: p + "MIRROR_ID",
+			pool: p + "POOL_NAME"})
+	}
+	return d.lustre[i]
+}
+
+// ostID is the name of the component's j-th OST id (j ≥ 0).
+func (n *lustreComp) ostID(j int64) string {
+	if j >= 1<<12 { // past the stripes a Lustre file has: not worth keeping
+		return n.prefix + "OST_ID_" + strconv.FormatInt(j, 10)
+	}
+	for int64(len(n.osts)) <= j {
+		n.osts = append(n.osts, n.prefix+"OST_ID_"+strconv.Itoa(len(n.osts)))
+	}
+	return n.osts[j]
 }

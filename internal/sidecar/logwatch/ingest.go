@@ -180,16 +180,20 @@ func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summar
 		return sum, nil, nil
 	}
 	// The modules only the insights read, after the signals' (a log over
-	// its memory budget there loses its insights, not its signals).
+	// its memory budget there loses its insights, not its signals). Their
+	// decoding is the insights' alone: a panic in it costs the log its
+	// insights, as when FromLog read them.
 	for m := range darshan.ModuleID(darshan.MaxModules) {
 		if signals.Reads(m) || !ins.reads(m) {
 			continue
 		}
-		rd := l.Records(m)
-		for rd.Next() {
-			ins.add(rd.Record())
-		}
-		ins.fail(rd.Err())
+		ins.guard(func() {
+			rd := l.Records(m)
+			for rd.Next() {
+				ins.add(rd.Record())
+			}
+			ins.fail(rd.Err())
+		})
 	}
 	t, err := ins.totals()
 	return sum, t, err
@@ -202,12 +206,13 @@ type totalsBuilder interface {
 	Totals(error) (*insights.Totals, error)
 }
 
-// newBuilder and evaluate are insights.NewBuilder and insights.Decide (a
-// view keeps no message: writing them was most of an evaluation); tests
-// replace them with failing ones.
+// newBuilder and evaluate are insights.NewBuilder and
+// insights.DecideAppend (a view keeps no message: writing them was most of
+// an evaluation; the store's scratch slice is reused, under its lock);
+// tests replace them with failing ones.
 var (
 	newBuilder = builderOf
-	evaluate   = insights.Decide
+	evaluate   = insights.DecideAppend
 )
 
 func builderOf(l *darshan.Log) (totalsBuilder, error) {
@@ -222,8 +227,10 @@ func builderOf(l *darshan.Log) (totalsBuilder, error) {
 // error or panic stops it (and is what totals returns), without stopping
 // the records' walk. A nil insightsPass reads nothing.
 type insightsPass struct {
-	b   totalsBuilder
-	err error
+	b     totalsBuilder
+	err   error
+	asked bool   // mods is known
+	mods  uint64 // bit m: the Builder reads module m
 }
 
 func startInsights(l *darshan.Log) *insightsPass {
@@ -242,12 +249,24 @@ func (p *insightsPass) guard(f func()) {
 	f()
 }
 
-func (p *insightsPass) reads(m darshan.ModuleID) (ok bool) {
+// reads reports whether the Builder reads module m (and has not failed).
+// It asks the Builder once for every module, at the first call: a guard
+// per question cost more than the insights of a small log.
+func (p *insightsPass) reads(m darshan.ModuleID) bool {
 	if p == nil || p.err != nil {
 		return false
 	}
-	p.guard(func() { ok = p.b.Reads(m) })
-	return ok && p.err == nil
+	if !p.asked {
+		p.asked = true
+		p.guard(func() {
+			for m := range darshan.ModuleID(darshan.MaxModules) {
+				if p.b.Reads(m) {
+					p.mods |= 1 << uint(m)
+				}
+			}
+		})
+	}
+	return p.err == nil && p.mods&(1<<uint(m)) != 0
 }
 
 func (p *insightsPass) add(r darshan.Record) {

@@ -35,6 +35,9 @@ type store struct {
 	// evalFailed counts the evaluations of a job's insights that panicked:
 	// the view goes without insights (darshan_insights_failed_total).
 	evalFailed uint64
+	// scratch holds the insights of the job evaluateJob is on: reused
+	// from one job to the next (under mu).
+	scratch []insights.Insight
 }
 
 // logEntry is one log read successfully.
@@ -168,7 +171,8 @@ func (s *store) evaluateJob(j *jobEntry) (out *jobInsights) {
 				"jobid", j.id.JobID, "uid", j.id.UID, "exe", j.id.Exe, "err", fmt.Errorf("panic: %v", p))
 		}
 	}()
-	return newJobInsights(evaluate(j.totals, *s.insights), j.totals.Logs)
+	s.scratch = evaluate(s.scratch, j.totals, *s.insights)
+	return newJobInsights(s.scratch, j.totals.Logs)
 }
 
 // removeLocked forgets the log at path (its file vanished or changed). A

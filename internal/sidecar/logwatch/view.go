@@ -65,6 +65,15 @@ type jobInsights struct {
 
 func newJobInsights(all []insights.Insight, logs int) *jobInsights {
 	out := &jobInsights{decided: len(all), logs: logs}
+	fired := 0
+	for i := range all {
+		if all[i].Level != insights.OK {
+			fired++
+		}
+	}
+	if fired > 0 {
+		out.fired = make([]InsightView, 0, fired)
+	}
 	for i := range all {
 		in := &all[i]
 		if in.Level == insights.OK {
