@@ -115,7 +115,9 @@ func newTestRegistry(t *testing.T, src lctl.Source) *Registry {
 }
 
 // scrapeText scrapes r once, as the HTTP handler would, and returns the
-// response in the given format.
+// response in the given format, OpenMetrics with its _created lines
+// (--web.openmetrics-created-samples), so that the goldens show the created
+// timestamps the collectors hand over.
 func scrapeText(t *testing.T, r *Registry, format expfmt.Format) string {
 	t.Helper()
 	s := r.NewScrape(context.Background())
@@ -126,7 +128,7 @@ func scrapeText(t *testing.T, r *Registry, format expfmt.Format) string {
 		t.Fatal(err)
 	}
 	var buf bytes.Buffer
-	if err := exposition.WriteResponse(&buf, format, mfs, s.Streams()); err != nil {
+	if err := exposition.WriteResponse(&buf, format, mfs, s.Streams(), exposition.WithCreatedSamples()); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()

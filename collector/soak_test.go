@@ -303,7 +303,7 @@ func TestSoak(t *testing.T) {
 		reg.MustRegister(s)
 		mfs, _ := reg.Gather() // a failed run fails the collector, not the test
 		var out bytes.Buffer
-		if err := exposition.WriteResponse(&out, expfmt.FmtOpenMetrics_1_0_0, mfs, s.Streams()); err != nil {
+		if err := exposition.WriteResponse(&out, expfmt.FmtOpenMetrics_1_0_0, mfs, s.Streams(), exposition.WithCreatedSamples()); err != nil {
 			t.Fatal(err)
 		}
 		s.Close()

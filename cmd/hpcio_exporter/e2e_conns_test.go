@@ -186,7 +186,10 @@ func TestEndToEndIdleConnectionsUnderFileLimit(t *testing.T) {
 func TestEndToEndClientsThatDoNotRead(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	e := startUnderFileLimit(t, bin, 1024, "--demo")
+	// The _created lines make the demo's OpenMetrics response (5.4 MB)
+	// larger than the kernel's socket buffers hold, so that a client that
+	// never reads holds its scrape; without them it is 2.8 MB.
+	e := startUnderFileLimit(t, bin, 1024, "--demo", "--web.openmetrics-created-samples")
 	scrape := func(timeout time.Duration) (int, string, error) { return scrapeOnce(e, timeout) }
 
 	// A first scrape: the simulator's first run is the slowest, and the

@@ -168,8 +168,12 @@ func TestEndToEndFixture(t *testing.T) {
 	if header.Get("Content-Encoding") != "gzip" || !strings.HasPrefix(header.Get("Content-Type"), "application/openmetrics-text") {
 		t.Errorf("headers %v", header)
 	}
-	if !strings.HasSuffix(om, "# EOF\n") || !strings.Contains(om, "lustre_job_write_bytes_created{") {
+	if !strings.HasSuffix(om, "# EOF\n") || !strings.Contains(om, "lustre_job_write_bytes_total{") {
 		t.Errorf("OpenMetrics response malformed: ends %q", om[max(0, len(om)-40):])
+	}
+	// No _created line by default (--web.openmetrics-created-samples).
+	if strings.Contains(om, "_created") {
+		t.Errorf("OpenMetrics response has _created lines by default")
 	}
 }
 

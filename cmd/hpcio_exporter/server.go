@@ -44,6 +44,7 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	serve.Flag("web.idle-timeout", "How long an idle keep-alive connection is kept open between requests: longer than the scrape interval, so that Prometheus keeps its connection.").
 		Default("90s").DurationVar(&opts.idleTimeout)
 	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*, hpcio_exporter_http_*).").BoolVar(&opts.disableExporterMetrics)
+	serve.Flag("web.openmetrics-created-samples", "Write a _created line beside each counter in OpenMetrics, as client_golang does when asked. Off by default: Prometheus stores each as a series of its own unless it ingests created timestamps; the protobuf format carries them as fields whatever this flag.").BoolVar(&opts.createdSamples)
 	serve.Flag("web.enable-pprof", "Serve Go's profiles (CPU, heap, goroutines) under /debug/pprof/ and link them from the landing page. Off by default: a profile costs CPU while it runs and tells whoever can reach the port how the process works.").BoolVar(&opts.enablePprof)
 	serve.Flag("demo", "Serve a simulated Lustre server (2 MDTs, 8 OSTs, a few hundred jobs) instead of running lctl and lnetctl.").BoolVar(&opts.demo)
 	addFleetFlags(serve, opts) // fleet.go
@@ -88,6 +89,7 @@ type serveOptions struct {
 	maxConnections         int
 	idleTimeout            time.Duration
 	disableExporterMetrics bool
+	createdSamples         bool // --web.openmetrics-created-samples
 	enablePprof            bool
 	demo                   bool
 	fleet                  fleetOptions
@@ -185,7 +187,7 @@ const requestTimeout = handler.DefaultTimeout + handler.WriteGrace
 
 func (opts serveOptions) handlerOptions(logger *slog.Logger, scrapes *handler.Scrapes, guard *connGuard) handler.Options {
 	return handler.Options{MaxRequests: opts.maxRequests, Instrument: !opts.disableExporterMetrics, Logger: logger,
-		Scrapes: scrapes, OnCut: guard.cut}
+		Scrapes: scrapes, OnCut: guard.cut, CreatedSamples: opts.createdSamples}
 }
 
 // newGuard returns the guard of the process's connections, with its cap:

@@ -53,32 +53,37 @@ func BenchmarkWriteResponse(b *testing.B) {
 	for _, rows := range []int{10000, 100000} {
 		streams := []Family{jobFamily(rows, ops)}
 		for _, gz := range []bool{false, true} {
-			enc := "plain"
-			if gz {
-				enc = "gzip"
-			}
-			b.Run(fmt.Sprintf("rows=%d/enc=%s", rows, enc), func(b *testing.B) {
-				var out countingWriter
-				z := NewGzip(nil)
-				cpu := cpuclock.Start(b)
-				for b.Loop() {
-					var body io.Writer = &out
-					if gz {
-						z.Reset(&out)
-						body = z
-					}
-					if err := WriteResponse(body, expfmt.FmtText, nil, streams); err != nil {
-						b.Fatal(err)
-					}
-					if gz {
-						if err := z.Close(); err != nil {
+			for _, format := range []expfmt.Format{expfmt.FmtText, expfmt.FmtProtoDelim} {
+				enc, name := "plain", "text"
+				if gz {
+					enc = "gzip"
+				}
+				if format == expfmt.FmtProtoDelim {
+					name = "proto"
+				}
+				b.Run(fmt.Sprintf("rows=%d/enc=%s/fmt=%s", rows, enc, name), func(b *testing.B) {
+					var out countingWriter
+					z := NewGzip(nil)
+					cpu := cpuclock.Start(b)
+					for b.Loop() {
+						var body io.Writer = &out
+						if gz {
+							z.Reset(&out)
+							body = z
+						}
+						if err := WriteResponse(body, format, nil, streams); err != nil {
 							b.Fatal(err)
 						}
+						if gz {
+							if err := z.Close(); err != nil {
+								b.Fatal(err)
+							}
+						}
 					}
-				}
-				cpu(b.N)
-				b.ReportMetric(float64(out.n)/float64(b.N), "response-bytes")
-			})
+					cpu(b.N)
+					b.ReportMetric(float64(out.n)/float64(b.N), "response-bytes")
+				})
+			}
 		}
 	}
 }

@@ -1,5 +1,6 @@
 // Package exposition writes metric families straight into a Prometheus text
-// (0.0.4) or OpenMetrics (1.0.0) response, sample by sample.
+// (0.0.4), OpenMetrics (1.0.0) or delimited protobuf response, sample by
+// sample.
 //
 // client_golang materializes every sample of a scrape as protobuf structs
 // before encoding; at 100,000 Lustre jobs that is several hundred megabytes
@@ -45,6 +46,15 @@ type Family struct {
 type Writer struct {
 	bw          *bufio.Writer
 	openMetrics bool
+	// createdLines: OpenMetrics _created lines are written (off by
+	// default, as client_golang's: each is a series of its own in
+	// Prometheus 2 and 3).
+	createdLines bool
+	// proto: delimited io.prometheus.client.MetricFamily messages
+	// (protobuf.go) instead of text; labels then holds encoded
+	// LabelPairs and pb the Metrics of the message being built.
+	proto bool
+	pb    []byte
 	// gz is bw's writer when the response is gzipped: parts are then
 	// compressed by their encoders.
 	gz *Gzip
@@ -59,8 +69,12 @@ type Writer struct {
 
 // NewWriter returns a Writer writing OpenMetrics when openMetrics is set,
 // else the Prometheus text format 0.0.4.
-func NewWriter(w io.Writer, openMetrics bool) *Writer {
-	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), openMetrics: openMetrics}
+func NewWriter(w io.Writer, openMetrics bool, opt ...Option) *Writer {
+	var o options
+	for _, f := range opt {
+		f(&o)
+	}
+	return &Writer{bw: bufio.NewWriterSize(w, 64<<10), openMetrics: openMetrics, createdLines: openMetrics && o.createdSamples, proto: o.proto}
 }
 
 // WriteFamily writes f's header and samples. A family without samples
@@ -74,6 +88,9 @@ func (w *Writer) WriteFamily(f *Family) error {
 	}
 	w.fam, w.famWritten = f, false
 	err := f.Write(w)
+	if w.proto {
+		w.endMessage()
+	}
 	w.fam = nil
 	return err
 }
@@ -86,6 +103,10 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 // out shortens the response.
 func (w *Writer) Label(name, value string) {
 	if value == "" {
+		return
+	}
+	if w.proto {
+		w.labels = appendLabelPair(w.labels, name, value)
 		return
 	}
 	if len(w.labels) > 0 {
@@ -109,15 +130,21 @@ func (w *Writer) TruncateLabels(mark int) { w.labels = w.labels[:mark] }
 
 // SampleUint writes one sample with the labels appended so far and an
 // integer value, which is exact where a float64 would round. created, when
-// positive, is the counter's creation time in Unix seconds; only OpenMetrics
-// carries it. The labels are kept, for LabelMark/TruncateLabels.
+// positive, is the counter's creation time in Unix seconds; OpenMetrics
+// carries it as a _created line when asked (WithCreatedSamples). The labels are kept, for LabelMark/TruncateLabels.
 func (w *Writer) SampleUint(value uint64, created float64) error {
+	if w.proto {
+		return w.protoSample(float64(value), created)
+	}
 	w.line = strconv.AppendUint(w.line[:0], value, 10)
 	return w.sample(created)
 }
 
 // SampleFloat is SampleUint for a float value.
 func (w *Writer) SampleFloat(value float64, created float64) error {
+	if w.proto {
+		return w.protoSample(value, created)
+	}
 	w.line = AppendFloat(w.line[:0], value)
 	return w.sample(created)
 }
@@ -140,7 +167,7 @@ func (w *Writer) sample(created float64) error {
 	b := w.appendName(w.bw.AvailableBuffer(), "")
 	b = append(b, w.line...)
 	b = append(b, '\n')
-	if w.openMetrics && w.fam.Type == Counter && created > 0 {
+	if w.createdLines && w.fam.Type == Counter && created > 0 {
 		b = w.appendName(b, "_created")
 		b = AppendFloat(b, created)
 		b = append(b, '\n')
@@ -167,6 +194,9 @@ func (w *Writer) appendName(b []byte, suffix string) []byte {
 }
 
 func (w *Writer) writeHeader() {
+	if w.proto {
+		return // each message has its own (endMessage)
+	}
 	name := w.fam.Name
 	if !w.openMetrics && w.fam.Type == Counter {
 		name += "_total"

@@ -29,10 +29,10 @@ var samples = []sample{
 }
 
 // write produces the family with this package.
-func write(t *testing.T, typ Type, openMetrics bool) string {
+func write(t *testing.T, typ Type, openMetrics bool, opt ...Option) string {
 	t.Helper()
 	var buf bytes.Buffer
-	w := NewWriter(&buf, openMetrics)
+	w := NewWriter(&buf, openMetrics, opt...)
 	fam := Family{Name: "lustre_job_things", Help: "Things \\ of the job.\nSecond line.", Type: typ, Write: func(w *Writer) error {
 		for _, s := range samples {
 			w.ResetLabels()
@@ -65,8 +65,19 @@ func write(t *testing.T, typ Type, openMetrics bool) string {
 }
 
 // reference produces the same family with client_golang's encoders.
-func reference(t *testing.T, typ Type, format expfmt.Format) string {
+func reference(t *testing.T, typ Type, format expfmt.Format, opt ...expfmt.EncoderOption) string {
 	t.Helper()
+	mf := referenceFamily(typ)
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, format, opt...)
+	if err := enc.Encode(mf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// referenceFamily is the family write writes, as client_golang's structs.
+func referenceFamily(typ Type) *dto.MetricFamily {
 	name := "lustre_job_things"
 	mf := &dto.MetricFamily{Name: proto.String(name), Help: proto.String("Things \\ of the job.\nSecond line.")}
 	if typ == Counter {
@@ -94,12 +105,7 @@ func reference(t *testing.T, typ Type, format expfmt.Format) string {
 		}
 		mf.Metric = append(mf.Metric, m)
 	}
-	var buf bytes.Buffer
-	enc := expfmt.NewEncoder(&buf, format, expfmt.WithCreatedLines())
-	if err := enc.Encode(mf); err != nil {
-		t.Fatal(err)
-	}
-	return buf.String()
+	return mf
 }
 
 // canonical rewrites every sample value as a float, so that "6832128" and
@@ -124,17 +130,31 @@ func canonical(t *testing.T, text string) string {
 	return strings.Join(out, "\n")
 }
 
+// TestMatchesClientGolang: the same bytes (up to number spelling and label
+// order) as client_golang's encoders, with _created lines in OpenMetrics
+// only when asked, as client_golang's EnableOpenMetricsTextCreatedSamples.
 func TestMatchesClientGolang(t *testing.T) {
 	for _, typ := range []Type{Counter, Gauge} {
 		for _, om := range []bool{false, true} {
-			format := expfmt.FmtText
-			if om {
-				format = expfmt.FmtOpenMetrics_1_0_0
-			}
-			got := canonical(t, write(t, typ, om))
-			want := canonical(t, reference(t, typ, format))
-			if got != want {
-				t.Errorf("type %v openmetrics=%v:\n got:\n%s\nwant:\n%s", typ, om, got, want)
+			for _, created := range []bool{false, true} {
+				format := expfmt.FmtText
+				if om {
+					format = expfmt.FmtOpenMetrics_1_0_0
+				}
+				var opt []Option
+				var ref []expfmt.EncoderOption
+				if created {
+					opt, ref = append(opt, WithCreatedSamples()), append(ref, expfmt.WithCreatedLines())
+				}
+				out := write(t, typ, om, opt...)
+				got := canonical(t, out)
+				want := canonical(t, reference(t, typ, format, ref...))
+				if got != want {
+					t.Errorf("type %v openmetrics=%v created=%v:\n got:\n%s\nwant:\n%s", typ, om, created, got, want)
+				}
+				if has := strings.Contains(out, "_created"); has != (om && created && typ == Counter) {
+					t.Errorf("type %v openmetrics=%v created=%v: _created lines present: %v", typ, om, created, has)
+				}
 			}
 		}
 	}

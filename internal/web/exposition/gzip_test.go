@@ -55,7 +55,7 @@ func partsFamily(rows, perPart int) Family {
 func TestGzipResponse(t *testing.T) {
 	gathered := []*dto.MetricFamily{{Name: proto.String("hpcio_exporter_build_info"), Help: proto.String("Build."),
 		Type: dto.MetricType_GAUGE.Enum(), Metric: []*dto.Metric{{Gauge: &dto.Gauge{Value: proto.Float64(1)}}}}}
-	for _, format := range []expfmt.Format{expfmt.FmtText, expfmt.FmtOpenMetrics_1_0_0} {
+	for _, format := range []expfmt.Format{expfmt.FmtText, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtProtoDelim} {
 		for _, rows := range []int{0, 3, 5000, 40000} {
 			streams := []Family{partsFamily(rows, 128), partsFamily(rows/10, 7), partsFamily(rows, 1000)}
 			var plain bytes.Buffer

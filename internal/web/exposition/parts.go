@@ -54,7 +54,7 @@ func (w *Writer) writeParts(f *Family) error {
 			defer wg.Done()
 			pw := partWriters.Get().(*Writer)
 			defer partWriters.Put(pw)
-			pw.openMetrics, pw.fam, pw.famWritten = w.openMetrics, f, true
+			pw.openMetrics, pw.createdLines, pw.proto, pw.fam, pw.famWritten = w.openMetrics, w.createdLines, w.proto, f, true
 			for {
 				select {
 				case tokens <- struct{}{}:
@@ -75,6 +75,11 @@ func (w *Writer) writeParts(f *Family) error {
 				pw.samples = false
 				pw.ResetLabels()
 				err := f.WritePart(pw, i)
+				if pw.proto {
+					// A part is a message of its own: its length
+					// is known when it ends.
+					pw.endMessage()
+				}
 				if ferr := pw.bw.Flush(); err == nil {
 					err = ferr
 				}

@@ -12,14 +12,64 @@ import (
 // responseWriters keep the write buffers of responses between scrapes.
 var responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil, 64<<10) }}
 
+// Option changes what WriteResponse writes.
+type Option func(*options)
+
+type options struct {
+	createdSamples bool
+	native         map[string]Exponential
+	proto          bool // NewWriter's protobuf, for tests; WriteResponse's comes from its format
+}
+
+// WithCreatedSamples writes each counter's creation time as a _created
+// line in OpenMetrics, which Prometheus stores as a series of its own
+// unless it ingests created timestamps; client_golang leaves them out
+// unless asked (EnableOpenMetricsTextCreatedSamples), and so does this
+// package. The text format never carries them.
+func WithCreatedSamples() Option { return func(o *options) { o.createdSamples = true } }
+
+// Exponential describes a histogram family whose buckets are the powers of
+// Base.
+type Exponential struct {
+	Base float64
+	// Gauge: the histogram is a snapshot, not a count since a start
+	// (MetricType GAUGE_HISTOGRAM in protobuf, whose series Prometheus
+	// names as a histogram's); its counts may go down without a reset.
+	Gauge bool
+	// ZeroBucket: the lowest bucket holds the values near zero (below
+	// the lowest power of interest, zero included), and is the native
+	// zero bucket; else it is the native bucket of its bound (native.go).
+	ZeroBucket bool
+}
+
+// WithNativeHistograms gives the gathered histogram families whose buckets
+// are powers of a base: in protobuf, those whose base and bounds are
+// powers of two are native histograms too (native.go). Only the collector
+// knows: a linear histogram may happen to show powers of two alone.
+func WithNativeHistograms(families map[string]Exponential) Option {
+	return func(o *options) { o.native = families }
+}
+
 // WriteResponse encodes the gathered families, then the streamed ones,
-// then the OpenMetrics end marker, in format (text 0.0.4 or OpenMetrics).
+// then the OpenMetrics end marker, in format (text 0.0.4, OpenMetrics or
+// delimited protobuf). In protobuf, the gathered histograms named by
+// WithNativeHistograms whose bounds are powers of two are native
+// histograms too (native.go), changed in place, and created timestamps are
+// fields.
 // When out is a Gzip, the large parts of streamed families are compressed
 // on the goroutines that encode them; out is not closed.
-func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFamily, streams []Family) error {
+func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFamily, streams []Family, opt ...Option) error {
+	var o options
+	for _, f := range opt {
+		f(&o)
+	}
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
+	protobuf := format.FormatType() == expfmt.TypeProtoDelim
+	if protobuf {
+		addNativeFamilies(families, o.native)
+	}
 	var opts []expfmt.EncoderOption
-	if openMetrics {
+	if openMetrics && o.createdSamples {
 		opts = append(opts, expfmt.WithCreatedLines())
 	}
 	bw := responseWriters.Get().(*bufio.Writer)
@@ -34,7 +84,7 @@ func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFa
 			return err
 		}
 	}
-	ew := &Writer{bw: bw, openMetrics: openMetrics}
+	ew := &Writer{bw: bw, openMetrics: openMetrics, createdLines: openMetrics && o.createdSamples, proto: protobuf}
 	if gz, ok := out.(*Gzip); ok {
 		ew.gz = gz
 	}

@@ -40,7 +40,7 @@ func (s *memorySource) GetParam(context.Context, []string) (io.ReadCloser, error
 // last byte of the response is read. With exec false, the same outputs
 // come from memory: the difference is the cost of the process and the
 // pipe, which cmd/hpcio_exporter's BenchmarkBinaryScrape pays too.
-func benchmarkScrape(b *testing.B, n int, gzip, exec bool) {
+func benchmarkScrape(b *testing.B, n int, gzip, exec bool, accept string) {
 	dir := b.TempDir()
 	texts := [][]byte{lustresim.JobStatsText(n, 0), lustresim.JobStatsText(n, 30*time.Second)}
 	var src lctl.Source = &memorySource{texts: texts}
@@ -76,7 +76,7 @@ func benchmarkScrape(b *testing.B, n int, gzip, exec bool) {
 	client := &http.Client{Transport: &http.Transport{DisableCompression: true}}
 	get := func() int64 {
 		req, _ := http.NewRequest("GET", srv.URL, nil)
-		req.Header.Set("Accept", "text/plain;version=0.0.4")
+		req.Header.Set("Accept", accept)
 		if gzip {
 			req.Header.Set("Accept-Encoding", "gzip")
 		}
@@ -103,20 +103,27 @@ func benchmarkScrape(b *testing.B, n int, gzip, exec bool) {
 }
 
 // BenchmarkScrape: the whole scrape in one process, lctl run as a process
-// (lctl=exec) or read from memory (lctl=memory), plain and gzipped; the
-// CPU time includes the client's reading.
+// (lctl=exec) or read from memory (lctl=memory), plain and gzipped, in the
+// text format or in protobuf (fmt=proto, as Prometheus 3 asks); the CPU
+// time includes the client's reading, not its decoding.
 func BenchmarkScrape(b *testing.B) {
+	formats := []struct{ name, accept string }{
+		{"text", "text/plain;version=0.0.4"},
+		{"proto", "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited"},
+	}
 	for _, n := range []int{10000, 100000} {
 		for _, gzip := range []bool{false, true} {
 			for _, exec := range []bool{true, false} {
-				enc, how := "plain", "exec"
-				if gzip {
-					enc = "gzip"
+				for _, f := range formats {
+					enc, how := "plain", "exec"
+					if gzip {
+						enc = "gzip"
+					}
+					if !exec {
+						how = "memory"
+					}
+					b.Run(fmt.Sprintf("jobs=%d/enc=%s/lctl=%s/fmt=%s", n, enc, how, f.name), func(b *testing.B) { benchmarkScrape(b, n, gzip, exec, f.accept) })
 				}
-				if !exec {
-					how = "memory"
-				}
-				b.Run(fmt.Sprintf("jobs=%d/enc=%s/lctl=%s", n, enc, how), func(b *testing.B) { benchmarkScrape(b, n, gzip, exec) })
 			}
 		}
 	}

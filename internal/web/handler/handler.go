@@ -1,7 +1,8 @@
 // Package handler serves /metrics: the gathered families of the
 // exporter's own registry and of one scrape of the collectors, then the
-// families the collectors stream (per-job series), in the Prometheus text
-// or OpenMetrics format, gzipped when the scraper accepts it.
+// families the collectors stream (per-job series), in the Prometheus text,
+// OpenMetrics or delimited protobuf format, gzipped when the scraper
+// accepts it.
 //
 // A scrape cannot hold the server: only GET and HEAD scrape, and each
 // scrape has a deadline (X-Prometheus-Scrape-Timeout-Seconds, else
@@ -48,6 +49,11 @@ type Options struct {
 	// response was cut at its write deadline (the client did not read
 	// it in time): its connection is closed.
 	OnCut func(*http.Request)
+	// CreatedSamples writes OpenMetrics _created lines
+	// (--web.openmetrics-created-samples); off, as client_golang's, since
+	// each is a series of its own. The protobuf format carries the same
+	// times as fields, which cost no series.
+	CreatedSamples bool
 }
 
 type metricsHandler struct {
@@ -58,6 +64,7 @@ type metricsHandler struct {
 	timeout         time.Duration
 	scrapes         *Scrapes
 	onCut           func(*http.Request)
+	writeOptions    []exposition.Option
 }
 
 // New returns the /metrics handler. exporterMetrics holds the exporter's
@@ -66,6 +73,12 @@ type metricsHandler struct {
 func New(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts Options) http.Handler {
 	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: opts.Logger,
 		timeout: opts.Timeout, scrapes: opts.Scrapes, onCut: opts.OnCut}
+	// In protobuf, the histograms whose buckets are powers of two are
+	// native histograms too; the collectors know which are exponential.
+	h.writeOptions = append(h.writeOptions, exposition.WithNativeHistograms(collector.ExponentialHistograms()))
+	if opts.CreatedSamples {
+		h.writeOptions = append(h.writeOptions, exposition.WithCreatedSamples())
+	}
 	if h.logger == nil {
 		h.logger = slog.New(slog.DiscardHandler)
 	}
@@ -140,10 +153,9 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	// Streamed families are written by hand in the text formats only; a
-	// client that asked for protobuf gets the text format, which every
-	// Prometheus accepts.
-	format := expfmt.NegotiateAccept(r.Header, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText)
+	// The scraper's order decides (Prometheus 3 puts protobuf first when
+	// scrape_protocols does); without a match, the text format.
+	format := expfmt.NegotiateAccept(r.Header, expfmt.FmtProtoDelim, expfmt.FmtOpenMetrics_1_0_0, expfmt.FmtOpenMetrics_0_0_1, expfmt.FmtText)
 
 	header := w.Header()
 	header.Set("Content-Type", string(format))
@@ -161,7 +173,7 @@ func (h *metricsHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}()
 		body = gz
 	}
-	err = exposition.WriteResponse(body, format, families, scrape.Streams())
+	err = exposition.WriteResponse(body, format, families, scrape.Streams(), h.writeOptions...)
 	if gz != nil && err == nil {
 		err = gz.Close()
 	}

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
@@ -66,9 +69,13 @@ func TestNegotiation(t *testing.T) {
 	}{
 		{"", "", "text/plain; version=0.0.4", ""},
 		{"application/openmetrics-text;version=1.0.0", "gzip", "application/openmetrics-text; version=1.0.0", "gzip"},
-		// Protobuf is not offered: the per-job families are written as text.
-		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", "text/plain; version=0.0.4", ""},
+		{"application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited", "", protoType, ""},
+		// Prometheus 3's header when scrape_protocols puts PrometheusProto first.
+		{prometheus3Accept, "gzip", protoType, "gzip"},
+		// Prometheus 2's default: OpenMetrics first.
+		{"application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1", "gzip", "application/openmetrics-text; version=1.0.0", "gzip"},
 		{"text/plain", "gzip;q=0", "text/plain; version=0.0.4", ""},
+		{"*/*", "", "text/plain; version=0.0.4", ""},
 	}
 	for _, tc := range tests {
 		resp, body := get(t, srv.URL, map[string]string{"Accept": tc.accept, "Accept-Encoding": tc.encoding})
@@ -78,11 +85,59 @@ func TestNegotiation(t *testing.T) {
 		if enc := resp.Header.Get("Content-Encoding"); enc != tc.wantEncoding {
 			t.Errorf("Accept-Encoding %q: content encoding %q", tc.encoding, enc)
 		}
+		if strings.HasPrefix(tc.wantType, protoType) {
+			body = protoAsText(t, body)
+		}
 		if !strings.Contains(body, "lustre_job_write_bytes_total{") || !strings.Contains(body, "promhttp_metric_handler_requests_total") {
 			t.Errorf("Accept %q: body lacks per-job or promhttp metrics", tc.accept)
 		}
 		if om := strings.HasPrefix(tc.wantType, "application/openmetrics"); om != strings.HasSuffix(body, "# EOF\n") {
 			t.Errorf("Accept %q: # EOF present = %v", tc.accept, !om)
+		}
+	}
+}
+
+const (
+	protoType         = "application/vnd.google.protobuf; proto=io.prometheus.client.MetricFamily; encoding=delimited"
+	prometheus3Accept = "application/vnd.google.protobuf;proto=io.prometheus.client.MetricFamily;encoding=delimited;q=0.5,application/openmetrics-text;version=1.0.0;escaping=allow-utf-8;q=0.4,application/openmetrics-text;version=0.0.1;q=0.3,text/plain;version=1.0.0;escaping=allow-utf-8;q=0.2,text/plain;version=0.0.4;q=0.1,*/*;q=0.05"
+)
+
+// protoAsText decodes a delimited protobuf body with client_golang's
+// decoder and writes it in the text format.
+func protoAsText(t *testing.T, body string) string {
+	t.Helper()
+	dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	var out strings.Builder
+	enc := expfmt.NewEncoder(&out, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatalf("protobuf body: %v", err)
+		}
+		if err := enc.Encode(&mf); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out.String()
+}
+
+// No _created lines in OpenMetrics unless --web.openmetrics-created-samples.
+func TestCreatedSamples(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		srv := demoServer(t, Options{CreatedSamples: on})
+		_, body := get(t, srv.URL, map[string]string{"Accept": "application/openmetrics-text;version=1.0.0"})
+		if !strings.Contains(body, "lustre_job_write_bytes_total{") {
+			t.Fatalf("created samples %v: no per-job series", on)
+		}
+		if got := strings.Contains(body, "lustre_job_write_bytes_created{"); got != on {
+			t.Errorf("created samples %v: _created lines present: %v", on, got)
+		}
+		// The text format never has them.
+		_, body = get(t, srv.URL, nil)
+		if strings.Contains(body, "_created") {
+			t.Errorf("created samples %v: _created in the text format", on)
 		}
 	}
 }
@@ -125,4 +180,97 @@ func (b blockingSource) GetParam(ctx context.Context, _ []string) (io.ReadCloser
 	case <-ctx.Done():
 	}
 	return io.NopCloser(strings.NewReader("")), nil
+}
+
+// TestProtoDemo: Prometheus 3's protobuf scrape of the demo has the
+// families of the text scrape; brw_stats' sizes are native histograms of
+// schema 0 beside their classic buckets, brw_stats' times (milliseconds)
+// and the rate density of the default base (10) classic only (exposition's
+// TestNativeDensity has the other bases).
+func TestProtoDemo(t *testing.T) {
+	for _, name := range collector.Names() {
+		collector.SetEnabled(name, name == "jobstats" || name == "brw_stats")
+	}
+	t.Cleanup(func() {
+		for _, name := range collector.Names() {
+			collector.SetEnabled(name, name == "jobstats")
+		}
+	})
+	cfg := lustresim.DemoConfig()
+	cfg.Jobs = 20
+	reg, err := collector.NewRegistry(collector.Env{Logger: slog.New(slog.DiscardHandler), LctlSource: lustresim.New(cfg)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(New(reg, prometheus.NewRegistry(), Options{}))
+	t.Cleanup(srv.Close)
+	get(t, srv.URL, nil) // the density needs an interval
+	_, text := get(t, srv.URL, nil)
+	resp, body := get(t, srv.URL, map[string]string{"Accept": prometheus3Accept, "Accept-Encoding": "gzip"})
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, protoType) {
+		t.Fatalf("content type %q", ct)
+	}
+	dec := expfmt.NewDecoder(strings.NewReader(body), expfmt.NewFormat(expfmt.TypeProtoDelim))
+	got := map[string]*dto.MetricFamily{}
+	for {
+		var mf dto.MetricFamily
+		if err := dec.Decode(&mf); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if prev := got[mf.GetName()]; prev != nil {
+			prev.Metric = append(prev.Metric, mf.Metric...)
+		} else {
+			got[mf.GetName()] = &mf
+		}
+	}
+	parser := expfmt.NewTextParser(model.LegacyValidation)
+	want, err := parser.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range want {
+		if got[name] == nil {
+			t.Errorf("%s missing from the protobuf scrape", name)
+		}
+	}
+	for name, mf := range got {
+		if want[name] == nil {
+			t.Errorf("%s only in the protobuf scrape", name)
+		}
+		if density := strings.HasSuffix(name, "_rate_density"); density != (mf.GetType() == dto.MetricType_GAUGE_HISTOGRAM) {
+			t.Errorf("%s: type %v", name, mf.GetType())
+		}
+		if mf.GetType() != dto.MetricType_HISTOGRAM && mf.GetType() != dto.MetricType_GAUGE_HISTOGRAM {
+			continue
+		}
+		wantNative := name == "lustre_brw_rpc_size_bytes" || name == "lustre_brw_io_size_bytes"
+		natives := 0
+		for _, m := range mf.Metric {
+			h := m.Histogram
+			if len(h.Bucket) == 0 {
+				continue // no row printed: nothing to map
+			}
+			if native := h.Schema != nil; native != wantNative || h.GetSchema() != 0 {
+				t.Errorf("%s: native %v schema %d", name, native, h.GetSchema())
+				break
+			}
+			if h.Schema != nil {
+				natives++
+			}
+		}
+		if wantNative && natives == 0 {
+			t.Errorf("%s: no native histogram", name)
+		}
+	}
+	for _, name := range []string{"lustre_job_bytes_rate_density", "lustre_brw_rpc_size_bytes", "lustre_brw_io_time_seconds", "lustre_job_write_bytes_total"} {
+		if got[name] == nil {
+			t.Errorf("no %s", name)
+		}
+	}
+	// Counters carry created timestamps as fields.
+	if wb := got["lustre_job_write_bytes_total"]; wb != nil && wb.Metric[0].GetCounter().GetCreatedTimestamp() == nil {
+		t.Errorf("lustre_job_write_bytes_total without created timestamp")
+	}
 }
