@@ -63,7 +63,7 @@ func nativeShift(base float64) (int, bool) {
 // with decreasing cumulative counts is left as it is.
 func addNative(h *dto.Histogram, e Exponential) {
 	shift, ok := nativeShift(e.Base)
-	if !ok || h == nil || h.Schema != nil || len(h.PositiveSpan) > 0 || h.GetSampleCountFloat() > 0 || len(h.Bucket) == 0 {
+	if !ok || h == nil || h.Schema != nil || len(h.PositiveSpan) > 0 || h.GetSampleCountFloat() > 0 {
 		return
 	}
 	exps := make([]int, 0, len(h.Bucket))
@@ -83,7 +83,20 @@ func addNative(h *dto.Histogram, e Exponential) {
 		exps = append(exps, exp-1)
 		cums = append(cums, b.GetCumulativeCount())
 	}
-	if len(exps) == 0 || h.GetSampleCount() < cums[len(cums)-1] {
+	if len(exps) == 0 {
+		// Nothing observed (an MDT's brw_stats print no row): an empty
+		// native histogram of the same schema, not a classic one, which
+		// Prometheus would store as custom buckets that no sum with the
+		// other targets' exponential ones accepts. Its zero threshold
+		// marks it native.
+		if h.GetSampleCount() == 0 && h.GetSampleSum() == 0 {
+			h.Schema = proto.Int32(int32(-shift))
+			h.ZeroThreshold = proto.Float64(emptyZeroThreshold)
+			h.ZeroCount = proto.Uint64(0)
+		}
+		return
+	}
+	if h.GetSampleCount() < cums[len(cums)-1] {
 		return
 	}
 	var spans []*dto.BucketSpan

@@ -364,12 +364,23 @@ func TestNativeBounds(t *testing.T) {
 		{hist(1, 2, 4), 10},
 		{hist(1, 2, 4), 4}, // 2 is no power of 4
 		{hist(4, 2), 2},
-		{hist(), 2},
+		{hist(), 2}, // nothing counted, yet a sum
 	} {
 		before := proto.Clone(tc.h)
 		addNative(tc.h, Exponential{Base: tc.base})
 		if !proto.Equal(tc.h, before) {
 			t.Errorf("base %v, bounds %v made native: %v", tc.base, before, tc.h)
+		}
+	}
+	// Nothing observed (an MDT's brw_stats): an empty native histogram of
+	// the same schema, with or without the +Inf bucket.
+	for _, h := range []*dto.Histogram{
+		{SampleCount: proto.Uint64(0), SampleSum: proto.Float64(0)},
+		{SampleCount: proto.Uint64(0), SampleSum: proto.Float64(0), Bucket: []*dto.Bucket{{UpperBound: proto.Float64(math.Inf(1)), CumulativeCount: proto.Uint64(0)}}},
+	} {
+		addNative(h, log2)
+		if h.Schema == nil || h.GetSchema() != 0 || h.GetZeroThreshold() != emptyZeroThreshold || h.GetZeroCount() != 0 || len(h.PositiveSpan) != 0 {
+			t.Errorf("empty brw_stats histogram: %v", h)
 		}
 	}
 }
