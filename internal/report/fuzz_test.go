@@ -11,6 +11,7 @@ import (
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
+	"github.com/hpcio/hpcio_exporter/jobid"
 )
 
 // FuzzFromLogs: whatever a log holds, the report of it is an error or a
@@ -59,8 +60,8 @@ func FuzzNames(f *testing.F) {
 	}
 	mounts := sortedMounts([]darshan.Mount{{Path: "/scratch", Type: "lustre"}, {Path: "/", Type: "ext4"}, {Path: "/scratch/a", Type: "nfs"}})
 	f.Fuzz(func(t *testing.T, s string) {
-		if j, p, ok := namedIDs(s); ok && !strings.Contains(s, "_id") {
-			t.Fatalf("namedIDs(%q) = %d, %d without _id", s, j, p)
+		if j, p, ok := jobid.DarshanLogName(s); ok && !strings.Contains(s, "_id") {
+			t.Fatalf("DarshanLogName(%q) = %d, %d without _id", s, j, p)
 		}
 		if lo, hi, ok := dateRange(strings.Split(s, "/")); ok && lo > hi {
 			t.Fatalf("dateRange(%q) = %v > %v", s, lo, hi)

@@ -62,36 +62,8 @@ type fingerprint struct {
 	bytes              float64
 }
 
-// logJobID is the sidecar's jobid of a log: its job id in decimal, or
-// "_nojob" when it has none or when it is the runtime's fallback (the
-// process id, recognized by the runtime's log name
-// <user>_<exe>_id<jobid>-<pid>_… with equal job id and pid).
-func logJobID(id int64, path string) string {
-	if id <= 0 {
-		return jobid.SyntheticJob
-	}
-	if j, p, ok := namedIDs(filepath.Base(path)); ok && j == p && j == id {
-		return jobid.SyntheticJob
-	}
-	return strconv.FormatInt(id, 10)
-}
-
-// namedIDs reads the job id and the pid of a log named by the runtime:
-// <user>_<exe>_id<jobid>-<pid>_<month>-<day>-<seconds>-<hash>_<n>.darshan.
-func namedIDs(name string) (job, pid int64, ok bool) {
-	i := strings.LastIndex(name, "_id")
-	if i < 0 {
-		return 0, 0, false
-	}
-	jt, rest, ok1 := strings.Cut(name[i+3:], "-")
-	pt, _, ok2 := strings.Cut(rest, "_")
-	j, err1 := strconv.ParseInt(jt, 10, 64)
-	p, err2 := strconv.ParseInt(pt, 10, 64)
-	if !ok1 || !ok2 || err1 != nil || err2 != nil {
-		return 0, 0, false
-	}
-	return j, p, true
-}
+// logJobID is the sidecar's jobid of a log (jobid.OfDarshanLog).
+func logJobID(id int64, path string) string { return jobid.OfDarshanLog(id, path) }
 
 // exeBase is the base name of a command line's first word, cleaned of
 // control and invisible characters (a log is outside input).

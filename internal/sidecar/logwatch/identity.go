@@ -1,8 +1,6 @@
 package logwatch
 
 import (
-	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
@@ -28,69 +26,8 @@ func (id Identity) less(o Identity) bool {
 	return id.Exe < o.Exe
 }
 
-// jobID returns the jobid label of a log: its job id in decimal, or jobid.SyntheticJob
-// when it has none. darshan-runtime records the process id when it finds
-// no batch job id in the environment, and names its logs
-// <user>_<exe>_id<jobid>-<pid>_<month>-<day>-<seconds>-<hash>_<n>.darshan;
-// a log so named whose job id equals its pid was made outside a job.
-func jobID(id int64, path string) string {
-	if id <= 0 {
-		return jobid.SyntheticJob
-	}
-	if j, p, ok := namedIDs(filepath.Base(path)); ok && j == p && j == id {
-		return jobid.SyntheticJob
-	}
-	return strconv.FormatInt(id, 10)
-}
-
-// namedIDs reads the job id and pid of a runtime-chosen log name; ok is
-// false for any other name.
-func namedIDs(name string) (job, pid int64, ok bool) {
-	i := strings.LastIndex(name, "_id")
-	if i < 0 {
-		return 0, 0, false
-	}
-	rest := name[i+3:]
-	j, rest, ok := cutNumber(rest, '-')
-	if !ok {
-		return 0, 0, false
-	}
-	p, rest, ok := cutNumber(rest, '_')
-	if !ok {
-		return 0, 0, false
-	}
-	// <month>-<day>-<seconds>-<hash>_<n>.darshan
-	for _, sep := range []byte{'-', '-', '-', '_'} {
-		if _, rest, ok = cutNumber(rest, sep); !ok {
-			return 0, 0, false
-		}
-	}
-	if _, tail, ok := cutNumber(rest, '.'); !ok || tail != "darshan" {
-		return 0, 0, false
-	}
-	return j, p, true
-}
-
-// cutNumber reads decimal digits up to sep; the value saturates (the hash
-// field is a 64-bit unsigned number, and only the ids are compared).
-func cutNumber(s string, sep byte) (int64, string, bool) {
-	i := strings.IndexByte(s, sep)
-	if i <= 0 {
-		return 0, "", false
-	}
-	var n int64
-	for _, c := range []byte(s[:i]) {
-		if c < '0' || c > '9' {
-			return 0, "", false
-		}
-		if n >= 0 && n <= (1<<62)/10 {
-			n = n*10 + int64(c-'0')
-		} else {
-			n = -1 // too large: equals no id
-		}
-	}
-	return n, s[i+1:], true
-}
+// jobID returns the jobid label of a log (jobid.OfDarshanLog).
+func jobID(id int64, path string) string { return jobid.OfDarshanLog(id, path) }
 
 // maxExeLen bounds the exe label; base names are short.
 const maxExeLen = 64
