@@ -161,3 +161,21 @@ type Record interface {
 	// format; headed tells whether the region already has a record.
 	encode(e *encoder, headed bool) error
 }
+
+// CountersOf returns the counters of a record of a counter module (POSIX,
+// MPI-IO, STDIO, H5F/H5D, PNETCDF, DFS, DAOS…: a CounterRecord, alone or
+// with the module's own fields), or nil for a record of another kind
+// (LUSTRE, HEATMAP, DXT, APMPI, MDHIM).
+func CountersOf(r Record) *CounterRecord {
+	switch r := r.(type) {
+	case *CounterRecord:
+		return r
+	case *DatasetRecord:
+		return &r.CounterRecord
+	case *DFSRecord:
+		return &r.CounterRecord
+	case *DAOSRecord:
+		return &r.CounterRecord
+	}
+	return nil
+}

@@ -209,25 +209,10 @@ type extractor struct {
 	index  [numSlots]int // counter index in Ints or Floats; -1 when absent
 }
 
-// counterRecord returns the counter part of a data module record, or nil.
-func counterRecord(r darshan.Record) *darshan.CounterRecord {
-	switch r := r.(type) {
-	case *darshan.CounterRecord:
-		return r
-	case *darshan.DatasetRecord:
-		return &r.CounterRecord
-	case *darshan.DFSRecord:
-		return &r.CounterRecord
-	case *darshan.DAOSRecord:
-		return &r.CounterRecord
-	}
-	return nil
-}
-
 // inputs fills in with record r's counters and reports whether r is a
 // record of a data module.
 func (x *extractor) inputs(r darshan.Record, in *Inputs) bool {
-	c := counterRecord(r)
+	c := darshan.CountersOf(r)
 	if c == nil || c.Layout == nil {
 		return false
 	}

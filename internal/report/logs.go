@@ -192,7 +192,7 @@ func (g *gatherer) records(l *darshan.Log, sum *signals.Summary) error {
 		}
 		for rd.Next() {
 			r := rd.Record()
-			c := counterPart(r)
+			c := darshan.CountersOf(r)
 			if c == nil || c.Layout == nil {
 				continue
 			}

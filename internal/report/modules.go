@@ -161,21 +161,6 @@ func fv(c *darshan.CounterRecord, i int) float64 {
 	return c.Floats[i]
 }
 
-// counterPart returns the counters of a record of a counter module.
-func counterPart(r darshan.Record) *darshan.CounterRecord {
-	switch r := r.(type) {
-	case *darshan.CounterRecord:
-		return r
-	case *darshan.DatasetRecord:
-		return &r.CounterRecord
-	case *darshan.DFSRecord:
-		return &r.CounterRecord
-	case *darshan.DAOSRecord:
-		return &r.CounterRecord
-	}
-	return nil
-}
-
 // modAcc sums one module's records over the logs of the job.
 type modAcc struct {
 	spec                    *modSpec
