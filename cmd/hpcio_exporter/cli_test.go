@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -27,24 +25,7 @@ import (
 // hangs.
 func runBinary(t *testing.T, bin string, args ...string) (stdout, stderr string, status int) {
 	t.Helper()
-	var out, errOut strings.Builder
-	cmd := exec.Command(bin, args...)
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	timer := time.AfterFunc(time.Minute, func() { cmd.Process.Kill() })
-	defer timer.Stop()
-	err := cmd.Wait()
-	var exit *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &exit):
-		status = exit.ExitCode()
-	default:
-		t.Fatalf("%s %q: %v", bin, args, err)
-	}
-	return out.String(), errOut.String(), status
+	return runEnv(t, bin, nil, args...)
 }
 
 // helpFlags are the flags a usage text lists in its flags columns: a flag

@@ -29,25 +29,10 @@ func BenchmarkReportProcessLargestHTML(b *testing.B) {
 	benchReportProcess(b, "--format=html")
 }
 
-func largestLog(b *testing.B) string {
-	logs, _ := filepath.Glob(filepath.Join(corpus.Dir(b, "darshan"), "*", "*.darshan"))
-	var best string
-	var size int64
-	for _, p := range logs {
-		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
-			best, size = p, fi.Size()
-		}
-	}
-	if best == "" {
-		b.Skip("no corpus log")
-	}
-	return best
-}
-
 func reportOnce(b *testing.B, format string) (string, string, error) {
 	bin := buildExporter(b)
 	var stderr strings.Builder
-	cmd := exec.Command(bin, "report", format, largestLog(b))
+	cmd := exec.Command(bin, "report", format, corpus.LargestDarshanLog(b))
 	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	err := cmd.Run()
 	return bin, stderr.String(), err
@@ -55,7 +40,7 @@ func reportOnce(b *testing.B, format string) (string, string, error) {
 
 func benchReportProcess(b *testing.B, format string) {
 	bin := buildExporter(b)
-	log := largestLog(b)
+	log := corpus.LargestDarshanLog(b)
 	// The process' CPU time beside the wall time: on a shared machine the
 	// wall time is the scheduler's as much as the report's.
 	var cpu, rss float64
@@ -80,17 +65,12 @@ func benchReportProcess(b *testing.B, format string) {
 // bound (peak RSS of the real process; it is about 30 MB).
 func TestReportPeakMemory(t *testing.T) {
 	t.Parallel()
-	logs, _ := filepath.Glob(filepath.Join(corpus.Dir(t, "darshan"), "*", "*.darshan"))
-	var log string
-	var size int64
-	for _, p := range logs {
-		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
-			log, size = p, fi.Size()
-		}
+	log := corpus.LargestDarshanLog(t)
+	fi, err := os.Stat(log)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if log == "" {
-		t.Skip("no corpus log")
-	}
+	size := fi.Size()
 	bin := buildExporter(t)
 	var stderr strings.Builder
 	// Through the wrapper: a child started from this test process would

@@ -74,6 +74,30 @@ func Fixtures(tb testing.TB, elem ...string) string {
 	return filepath.Join(append([]string{repo, "fixtures"}, elem...)...)
 }
 
+// LargestDarshanLog returns the largest Darshan log of the corpus under
+// darshan/<elem...> (every folder below darshan/ without elem), or skips tb
+// when there is none: the input of the benchmarks and bounds that want the
+// heaviest real log.
+func LargestDarshanLog(tb testing.TB, elem ...string) string {
+	tb.Helper()
+	dir := Dir(tb, append([]string{"darshan"}, elem...)...)
+	pattern := filepath.Join(dir, "*.darshan")
+	if len(elem) == 0 {
+		pattern = filepath.Join(dir, "*", "*.darshan")
+	}
+	logs, _ := filepath.Glob(pattern)
+	best, size := "", int64(-1)
+	for _, p := range logs {
+		if fi, err := os.Stat(p); err == nil && fi.Size() > size {
+			best, size = p, fi.Size()
+		}
+	}
+	if best == "" {
+		tb.Skipf("no Darshan log in the corpus' %s: skipping", filepath.Join(append([]string{"darshan"}, elem...)...))
+	}
+	return best
+}
+
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
