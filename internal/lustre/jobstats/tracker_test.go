@@ -1,7 +1,9 @@
 package jobstats
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -292,5 +294,37 @@ func TestCreatedTimestamps(t *testing.T) {
 	v = run(t, tr, t0.Add(60*time.Second), ostText("fs-OST0000", entry("1:1:a", 1000, 8192), entry("2:1:a", 1120, 4096)))
 	if a, b := created(v, "1"), created(v, "2"); a != 1220 || b != 1220 {
 		t.Errorf("after a restart: created %v and %v, want the new first read's 1220", a, b)
+	}
+}
+
+// Get steps over the totals it is not asked for eight bytes at a time:
+// against a plain decode, for totals of every width (1 to 10 bytes), masks
+// over several words, and any increasing choice of slots, the row's last
+// total at the data's very end included.
+func TestValuesGetSkipsAnyTotals(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for range 3000 {
+		slots := 1 + r.IntN(150)
+		words := (slots + 63) / 64
+		mask := make([]uint64, words)
+		want := make(map[int]uint64)
+		var data []byte
+		for s := range slots {
+			if r.IntN(3) == 0 {
+				continue
+			}
+			mask[s>>6] |= 1 << uint(s&63)
+			x := r.Uint64() >> r.UintN(64)
+			want[s] = x
+			data = binary.AppendUvarint(data, x)
+		}
+		v := Values{mask: mask, data: data}
+		for s := 0; s < slots; s += 1 + r.IntN(6) {
+			got, ok := v.Get(s)
+			w, stored := want[s]
+			if ok != stored || got != w {
+				t.Fatalf("slot %d of %d: got %d, %v; want %d, %v", s, slots, got, ok, w, stored)
+			}
+		}
 	}
 }
