@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -211,20 +210,19 @@ func lustreJobFamilies(v *jobstats.View) []exposition.Family {
 			return -1, 0
 		}
 	}
-	labels := newRowLabels(v)
 	return []exposition.Family{
-		lustreJobFamily(v, labels, "lustre_job_read_bytes", "Bytes the job read from the target (the sum of read_bytes).", false, sumOf("read_bytes")),
-		lustreJobFamily(v, labels, "lustre_job_write_bytes", "Bytes the job wrote to the target (the sum of write_bytes).", false, sumOf("write_bytes")),
-		lustreJobFamily(v, labels, "lustre_job_read_samples", "Read requests of the job on the target (the samples of read_bytes).", false, samplesOf("read_bytes")),
-		lustreJobFamily(v, labels, "lustre_job_write_samples", "Write requests of the job on the target (the samples of write_bytes).", false, samplesOf("write_bytes")),
-		lustreJobFamily(v, labels, "lustre_job_stats", "Operations of the job on the target, by operation (the samples of every job_stats operation but read_bytes and write_bytes).", true,
+		lustreJobFamily(v, "lustre_job_read_bytes", "Bytes the job read from the target (the sum of read_bytes).", false, sumOf("read_bytes")),
+		lustreJobFamily(v, "lustre_job_write_bytes", "Bytes the job wrote to the target (the sum of write_bytes).", false, sumOf("write_bytes")),
+		lustreJobFamily(v, "lustre_job_read_samples", "Read requests of the job on the target (the samples of read_bytes).", false, samplesOf("read_bytes")),
+		lustreJobFamily(v, "lustre_job_write_samples", "Write requests of the job on the target (the samples of write_bytes).", false, samplesOf("write_bytes")),
+		lustreJobFamily(v, "lustre_job_stats", "Operations of the job on the target, by operation (the samples of every job_stats operation but read_bytes and write_bytes).", true,
 			func(o *jobstats.Op) (int, float64) {
 				if o.Name == "read_bytes" || o.Name == "write_bytes" {
 					return -1, 0
 				}
 				return o.Samples, 1
 			}),
-		lustreJobFamily(v, labels, "lustre_job_operation_seconds", "Time the target spent serving the job's operations, by operation (the usecs sums of job_stats, in seconds).", true,
+		lustreJobFamily(v, "lustre_job_operation_seconds", "Time the target spent serving the job's operations, by operation (the usecs sums of job_stats, in seconds).", true,
 			func(o *jobstats.Op) (int, float64) {
 				if o.Unit != lctl.UnitUsecs {
 					return -1, 0
@@ -243,7 +241,6 @@ const jobRowsPerPart = 128
 // and the number of the family's parts before its own.
 type jobTargetParts struct {
 	target  *jobstats.TargetView
-	index   int // in View.Targets
 	columns []jobColumn
 	first   int
 }
@@ -252,10 +249,10 @@ type jobTargetParts struct {
 // operation of a target, the slot it contributes and the divisor to base
 // units, or -1; byOp adds the operation label. The family is cut into parts
 // of a target's rows, which are encoded concurrently.
-func lustreJobFamily(v *jobstats.View, labels *rowLabels, name, help string, byOp bool, pick func(*jobstats.Op) (int, float64)) exposition.Family {
+func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*jobstats.Op) (int, float64)) exposition.Family {
 	var targets []jobTargetParts
 	parts := 0
-	for ti, t := range v.Targets {
+	for _, t := range v.Targets {
 		var columns []jobColumn
 		for i := range t.Ops {
 			if slot, divisor := pick(&t.Ops[i]); slot >= 0 {
@@ -268,7 +265,7 @@ func lustreJobFamily(v *jobstats.View, labels *rowLabels, name, help string, byO
 		// In slot order, which is the order lctl first printed the
 		// operations in.
 		slices.SortFunc(columns, func(a, b jobColumn) int { return a.slot - b.slot })
-		targets = append(targets, jobTargetParts{target: t, index: ti, columns: columns, first: parts})
+		targets = append(targets, jobTargetParts{target: t, columns: columns, first: parts})
 		parts += (len(t.Rows) + jobRowsPerPart - 1) / jobRowsPerPart
 	}
 	return exposition.Family{
@@ -282,12 +279,13 @@ func lustreJobFamily(v *jobstats.View, labels *rowLabels, name, help string, byO
 			}
 			tp := &targets[k]
 			t := tp.target
-			chunk := part - tp.first
-			start := chunk * jobRowsPerPart
-			var rendered *renderedRows
-			if w.Text() {
-				rendered = labels.chunk(tp.index, chunk)
-			}
+			start := (part - tp.first) * jobRowsPerPart
+			// The target's labels, the same on every row of the part,
+			// are rendered once; a row's own once for its samples.
+			w.ResetLabels()
+			w.Label("component", t.Component)
+			w.Label("target", t.Target)
+			targetMark := w.LabelMark()
 			for r := start; r < min(start+jobRowsPerPart, len(t.Rows)); r++ {
 				row := &t.Rows[r]
 				vals := t.Values(r)
@@ -298,16 +296,9 @@ func lustreJobFamily(v *jobstats.View, labels *rowLabels, name, help string, byO
 						continue
 					}
 					if mark < 0 {
-						if rendered != nil {
-							w.SetLabelText(rendered.shared)
-							w.AddLabelText(rendered.row(r - start))
-						} else {
-							w.ResetLabels()
-							w.Label("component", t.Component)
-							w.Label("target", t.Target)
-							for k, l := range row.Key {
-								w.Label(jobstats.LabelNames[k], l)
-							}
+						w.TruncateLabels(targetMark)
+						for k, l := range row.Key {
+							w.Label(jobstats.LabelNames[k], l)
 						}
 						mark = w.LabelMark()
 					}
@@ -332,64 +323,4 @@ func lustreJobFamily(v *jobstats.View, labels *rowLabels, name, help string, byO
 			return nil
 		},
 	}
-}
-
-// rowLabels renders the identity labels of a View's rows once for the six
-// per-job families, where each family rendered them again: a chunk of a
-// target's rows (the rows of one part) is rendered by the first part of
-// any family that needs it. The text lives as long as the scrape's
-// families, the few tens of bytes of each row's own labels; the protobuf
-// exposition, whose labels are encoded otherwise, renders its own.
-type rowLabels struct {
-	targets [][]renderedRows // by target, by chunk of jobRowsPerPart rows
-	v       *jobstats.View
-}
-
-type renderedRows struct {
-	once   sync.Once
-	shared []byte // the target's labels
-	text   []byte // the rows' own labels, one after the other
-	ends   []uint32
-}
-
-func newRowLabels(v *jobstats.View) *rowLabels {
-	l := &rowLabels{v: v, targets: make([][]renderedRows, len(v.Targets))}
-	for i, t := range v.Targets {
-		l.targets[i] = make([]renderedRows, (len(t.Rows)+jobRowsPerPart-1)/jobRowsPerPart)
-	}
-	return l
-}
-
-// chunk returns the rendered labels of a target's chunk of rows. Parts of
-// several families may ask for it at once.
-func (l *rowLabels) chunk(target, chunk int) *renderedRows {
-	c := &l.targets[target][chunk]
-	c.once.Do(func() {
-		t := l.v.Targets[target]
-		start := chunk * jobRowsPerPart
-		end := min(start+jobRowsPerPart, len(t.Rows))
-		c.shared = exposition.AppendLabel(nil, "component", t.Component)
-		c.shared = exposition.AppendLabel(c.shared, "target", t.Target)
-		c.text = make([]byte, 0, (end-start)*48)
-		c.ends = make([]uint32, 0, end-start)
-		var row []byte
-		for r := start; r < end; r++ {
-			row = row[:0]
-			for k, value := range t.Rows[r].Key {
-				row = exposition.AppendLabel(row, jobstats.LabelNames[k], value)
-			}
-			c.text = append(c.text, row...)
-			c.ends = append(c.ends, uint32(len(c.text)))
-		}
-	})
-	return c
-}
-
-// row returns the labels of the chunk's i-th row.
-func (c *renderedRows) row(i int) []byte {
-	begin := uint32(0)
-	if i > 0 {
-		begin = c.ends[i-1]
-	}
-	return c.text[begin:c.ends[i]]
 }

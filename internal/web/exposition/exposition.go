@@ -109,52 +109,13 @@ func (w *Writer) Label(name, value string) {
 		w.labels = appendLabelPair(w.labels, name, value)
 		return
 	}
-	w.labels = AppendLabel(w.labels, name, value)
-}
-
-// AppendLabel appends one label as Label writes it in the text formats
-// (text and OpenMetrics), comma first unless b is empty; empty values are
-// skipped. With SetLabelText, a caller renders labels that many samples
-// share once.
-func AppendLabel(b []byte, name, value string) []byte {
-	if value == "" {
-		return b
-	}
-	if len(b) > 0 {
-		b = append(b, ',')
-	}
-	b = append(b, name...)
-	b = append(b, '=', '"')
-	b = appendEscaped(b, value, true)
-	return append(b, '"')
-}
-
-// Text reports whether the Writer writes a text format, where
-// SetLabelText may be used.
-func (w *Writer) Text() bool { return !w.proto }
-
-// SetLabelText replaces the labels of the sample being built with text,
-// labels rendered by AppendLabel. Only for a Writer whose Text is true.
-func (w *Writer) SetLabelText(text []byte) {
-	if w.proto {
-		panic("exposition: SetLabelText on a protobuf Writer")
-	}
-	w.labels = append(w.labels[:0], text...)
-}
-
-// AddLabelText appends labels rendered by AppendLabel to those of the
-// sample being built. Only for a Writer whose Text is true.
-func (w *Writer) AddLabelText(text []byte) {
-	if w.proto {
-		panic("exposition: AddLabelText on a protobuf Writer")
-	}
-	if len(text) == 0 {
-		return
-	}
 	if len(w.labels) > 0 {
 		w.labels = append(w.labels, ',')
 	}
-	w.labels = append(w.labels, text...)
+	w.labels = append(w.labels, name...)
+	w.labels = append(w.labels, '=', '"')
+	w.labels = appendEscaped(w.labels, value, true)
+	w.labels = append(w.labels, '"')
 }
 
 // ResetLabels discards the labels appended since the last sample.
