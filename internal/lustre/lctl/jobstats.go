@@ -203,10 +203,12 @@ func splitKey(b []byte) (key, value []byte, ok bool) {
 }
 
 func trimLeft(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t') {
-		b = b[1:]
+	// Spaces eight at a time: Lustre pads keys into a column.
+	i := skipSpaces(b, 0)
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t') {
+		i++
 	}
-	return b
+	return b[i:]
 }
 
 func trimRight(b []byte) []byte {
@@ -311,14 +313,43 @@ func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
 		if b[i] == '}' {
 			return op, haveSamples, true
 		}
+		// The key, by kind: Lustre's as one word with its colon, others
+		// letter by letter.
+		kind := fieldOther
 		k := i
-		for i < n && (b[i]-'a' < 26 || b[i] == '_') {
-			i++
+		if i+8 <= n {
+			w := binary.LittleEndian.Uint64(b[i:])
+			switch {
+			case w == keySamples:
+				i, kind = i+7, fieldSamples
+			case w&0xffffffff == keySum:
+				i, kind = i+3, fieldSum
+			case w&0xffffffff == keyMin, w&0xffffffff == keyMax:
+				i += 3
+			case w&0xffffffffff == keyUnit:
+				i, kind = i+4, fieldUnit
+			case w&0xffffffffff == keyHist:
+				i += 4
+			case w&0xffffffffffff == keySumsq:
+				i += 5
+			}
 		}
-		if i == k || i >= n || b[i] != ':' {
-			return op, false, false
+		if i == k {
+			for i < n && (b[i]-'a' < 26 || b[i] == '_') {
+				i++
+			}
+			if i == k || i >= n || b[i] != ':' {
+				return op, false, false
+			}
+			switch string(b[k:i]) {
+			case "samples":
+				kind = fieldSamples
+			case "sum":
+				kind = fieldSum
+			case "unit":
+				kind = fieldUnit
+			}
 		}
-		key := b[k:i]
 		i = skipSpaces(b, i+1)
 		if i >= n {
 			return op, false, false
@@ -332,8 +363,8 @@ func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
 			i += end + 1
 		} else {
 			v := i
-			switch {
-			case string(key) == "samples" || string(key) == "sum":
+			switch kind {
+			case fieldSamples, fieldSum:
 				var x uint64
 				for i < n && b[i]-'0' < 10 {
 					x = x*10 + uint64(b[i]-'0')
@@ -343,19 +374,20 @@ func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
 				if i == v || i-v > 19 {
 					return op, false, false
 				}
-				if key[1] == 'a' {
+				if kind == fieldSamples {
 					op.Samples, haveSamples = x, true
 				} else {
 					op.Sum, op.HasSum = x, true
 				}
 			default:
-				for i < n && (b[i]-'a' < 26 || b[i]-'0' < 10 || b[i]-'A' < 26 || b[i] == '_') {
+				// Mostly numbers (min, max, sumsq): digits tested first.
+				for i < n && (b[i]-'0' < 10 || b[i]-'a' < 26 || b[i]-'A' < 26 || b[i] == '_') {
 					i++
 				}
 				if i == v {
 					return op, false, false
 				}
-				if string(key) == "unit" {
+				if kind == fieldUnit {
 					op.Unit = parseUnit(b[v:i])
 				}
 			}
@@ -368,9 +400,36 @@ func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
 	}
 }
 
+// The kinds of an operation's fields that parseOpLayout reads.
+const (
+	fieldOther = iota
+	fieldSamples
+	fieldSum
+	fieldUnit
+)
+
+// The keys of an operation that parseOpLayout reads as one word, each with
+// its colon, in the order of a little-endian load.
+var (
+	keySamples = binary.LittleEndian.Uint64([]byte("samples:"))
+	keySum     = uint64(binary.LittleEndian.Uint32([]byte("sum:")))
+	keyMin     = uint64(binary.LittleEndian.Uint32([]byte("min:")))
+	keyMax     = uint64(binary.LittleEndian.Uint32([]byte("max:")))
+	keyUnit    = binary.LittleEndian.Uint64([]byte("unit:\x00\x00\x00"))
+	keyHist    = binary.LittleEndian.Uint64([]byte("hist:\x00\x00\x00"))
+	keySumsq   = binary.LittleEndian.Uint64([]byte("sumsq:\x00\x00"))
+)
+
 // skipSpaces returns the index of the first byte at or after i that is not
 // a space, eight bytes at a time: Lustre pads its values into columns.
 func skipSpaces(b []byte, i int) int {
+	// Most runs are one space (after a comma) or none.
+	if i+1 < len(b) && b[i+1] != ' ' {
+		if b[i] == ' ' {
+			return i + 1
+		}
+		return i
+	}
 	for i+8 <= len(b) {
 		if x := binary.LittleEndian.Uint64(b[i:]) ^ 0x2020202020202020; x != 0 {
 			return i + bits.TrailingZeros64(x)>>3
