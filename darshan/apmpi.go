@@ -17,19 +17,26 @@ func init() {
 
 // The MPI operations AutoPerf counts. "Transfer" operations get a call
 // count, a byte total and a message size histogram; the others only a call
-// count. Every operation gets total, min and max times.
+// count. Every operation gets total, min and max times. (Arrays: their
+// lengths are constants, which APMPISyncTimes needs.)
 var (
-	apmpiBlockingP2P    = []string{"SEND", "SSEND", "RSEND", "BSEND", "RECV", "SENDRECV", "SENDRECV_REPLACE"}
-	apmpiNonblockingP2P = []string{"ISEND", "ISSEND", "IRSEND", "IBSEND", "IRECV"}
-	apmpiP2PMisc        = []string{"PROBE", "IPROBE", "TEST", "TESTANY", "TESTALL", "TESTSOME", "WAIT",
+	apmpiBlockingP2P    = [...]string{"SEND", "SSEND", "RSEND", "BSEND", "RECV", "SENDRECV", "SENDRECV_REPLACE"}
+	apmpiNonblockingP2P = [...]string{"ISEND", "ISSEND", "IRSEND", "IBSEND", "IRECV"}
+	apmpiP2PMisc        = [...]string{"PROBE", "IPROBE", "TEST", "TESTANY", "TESTALL", "TESTSOME", "WAIT",
 		"WAITANY", "WAITALL", "WAITSOME"}
-	apmpiBlockingColl = []string{"BCAST", "GATHER", "GATHERV", "SCATTER", "SCATTERV", "SCAN", "EXSCAN",
+	apmpiBlockingColl = [...]string{"BCAST", "GATHER", "GATHERV", "SCATTER", "SCATTERV", "SCAN", "EXSCAN",
 		"ALLGATHER", "ALLGATHERV", "REDUCE", "ALLREDUCE", "REDUCE_SCATTER", "ALLTOALL", "ALLTOALLV", "ALLTOALLW"}
-	apmpiOneSidedTransfer = []string{"PUT", "GET", "ACCUMULATE", "GET_ACCUMULATE"}
-	apmpiOneSidedSync     = []string{"FETCH_AND_OP", "COMPARE_AND_SWAP", "WIN_FENCE", "WIN_START",
+	apmpiOneSidedTransfer = [...]string{"PUT", "GET", "ACCUMULATE", "GET_ACCUMULATE"}
+	apmpiOneSidedSync     = [...]string{"FETCH_AND_OP", "COMPARE_AND_SWAP", "WIN_FENCE", "WIN_START",
 		"WIN_COMPLETE", "WIN_POST", "WIN_WAIT", "WIN_TEST", "WIN_LOCK", "WIN_UNLOCK", "WIN_UNLOCK_ALL",
 		"WIN_FLUSH", "WIN_FLUSH_ALL", "WIN_FLUSH_LOCAL", "WIN_FLUSH_LOCAL_ALL", "WIN_SYNC"}
 )
+
+// apmpiOpCount is the number of operations: those above, the barrier and
+// the non-blocking barrier, and a non-blocking form of each blocking
+// collective.
+const apmpiOpCount = len(apmpiBlockingP2P) + len(apmpiNonblockingP2P) + len(apmpiP2PMisc) + 2 +
+	2*len(apmpiBlockingColl) + len(apmpiOneSidedTransfer) + len(apmpiOneSidedSync)
 
 // apmpiOp is an MPI operation and whether it moves data.
 type apmpiOp struct {
@@ -38,64 +45,55 @@ type apmpiOp struct {
 }
 
 // apmpiOps lists the operations in record order.
-var apmpiOps = func() []apmpiOp {
-	var ops []apmpiOp
+func apmpiOps() []apmpiOp {
+	ops := make([]apmpiOp, 0, apmpiOpCount)
 	add := func(names []string, transfer bool) {
 		for _, n := range names {
 			ops = append(ops, apmpiOp{"MPI_" + n, transfer})
 		}
 	}
-	add(apmpiBlockingP2P, true)
-	add(apmpiNonblockingP2P, true)
-	add(apmpiP2PMisc, false)
+	add(apmpiBlockingP2P[:], true)
+	add(apmpiNonblockingP2P[:], true)
+	add(apmpiP2PMisc[:], false)
 	add([]string{"BARRIER"}, false)
 	add([]string{"IBARRIER"}, false)
-	add(apmpiBlockingColl, true)
+	add(apmpiBlockingColl[:], true)
 	nonblocking := make([]string, len(apmpiBlockingColl))
 	for i, n := range apmpiBlockingColl {
 		nonblocking[i] = "I" + n
 	}
 	add(nonblocking, true)
-	add(apmpiOneSidedTransfer, true)
-	add(apmpiOneSidedSync, false)
+	add(apmpiOneSidedTransfer[:], true)
+	add(apmpiOneSidedSync[:], false)
 	return ops
-}()
+}
 
-// APMPI counter names: the unsigned integer counters, then the floating
-// point ones: total/min/max time per operation (222), sync time of the
-// blocking collectives and barrier (16), and the two per-rank totals.
-var (
-	apmpiInts = func() []string {
-		var out []string
-		for _, op := range apmpiOps {
-			out = append(out, op.name+"_CALL_COUNT")
-			if op.transfer {
-				out = append(out, op.name+"_TOTAL_BYTES")
-				for _, b := range []string{"0_256", "256_1K", "1K_8K", "8K_256K", "256K_1M", "1M_PLUS"} {
-					out = append(out, op.name+"_MSG_SIZE_AGG_"+b)
-				}
+// apmpiNames are the APMPI counter names: the unsigned integer counters,
+// then the floating point ones: total/min/max time per operation (222),
+// sync time of the blocking collectives and barrier (16), and the two
+// per-rank totals.
+func apmpiNames() (ints, floats []string) {
+	ops := apmpiOps()
+	for _, op := range ops {
+		ints = append(ints, op.name+"_CALL_COUNT")
+		if op.transfer {
+			ints = append(ints, op.name+"_TOTAL_BYTES")
+			for _, b := range []string{"0_256", "256_1K", "1K_8K", "8K_256K", "256K_1M", "1M_PLUS"} {
+				ints = append(ints, op.name+"_MSG_SIZE_AGG_"+b)
 			}
 		}
-		return out
-	}()
-	apmpiTimeFloats = func() []string {
-		var out []string
-		for _, op := range apmpiOps {
-			out = append(out, op.name+"_TOTAL_TIME", op.name+"_MIN_TIME", op.name+"_MAX_TIME")
-		}
-		return out
-	}()
-	apmpiSyncFloats = func() []string {
-		out := []string{"MPI_BARRIER_TOTAL_SYNC_TIME"}
-		for _, n := range apmpiBlockingColl {
-			out = append(out, "MPI_"+n+"_TOTAL_SYNC_TIME")
-		}
-		return out
-	}()
-	apmpiGlobalFloats = []string{"MPI_TOTAL_COMM_TIME", "MPI_TOTAL_COMM_SYNC_TIME"}
-)
+	}
+	for _, op := range ops {
+		floats = append(floats, op.name+"_TOTAL_TIME", op.name+"_MIN_TIME", op.name+"_MAX_TIME")
+	}
+	floats = append(floats, "MPI_BARRIER_TOTAL_SYNC_TIME")
+	for _, n := range apmpiBlockingColl {
+		floats = append(floats, "MPI_"+n+"_TOTAL_SYNC_TIME")
+	}
+	return ints, append(floats, "MPI_TOTAL_COMM_TIME", "MPI_TOTAL_COMM_SYNC_TIME")
+}
 
-var apmpiSet = newCounterSet(APMPI, apmpiInts, concat(apmpiTimeFloats, apmpiSyncFloats, apmpiGlobalFloats))
+var apmpiSet = newCounterSet(APMPI, apmpiNames)
 
 // APMPI record layout.
 const (
@@ -110,7 +108,7 @@ const (
 var (
 	// APMPISyncTimes is the range of Floats holding the *_TOTAL_SYNC_TIME
 	// counters, recorded only when the header's SyncFlag is set.
-	APMPISyncTimes = [2]int{len(apmpiTimeFloats), len(apmpiTimeFloats) + len(apmpiSyncFloats)}
+	APMPISyncTimes = [2]int{3 * apmpiOpCount, 3*apmpiOpCount + 1 + len(apmpiBlockingColl)}
 )
 
 // APMPIHeader is the first record of the APMPI module.

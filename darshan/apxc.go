@@ -24,10 +24,10 @@ var (
 	APXCClusterModes = []string{"CM_UNKNOWN", "CM_ALL2ALL", "CM_QUAD", "CM_HEMI", "CM_SNC4", "CM_SNC2"}
 )
 
-// apxcInts are the router counters: for the 40 router tiles x_y (x 0-4,
+// apxcInts returns the router counters: for the 40 router tiles x_y (x 0-4,
 // y 0-7) the flits of the 8 virtual channels and the row bus stalls, then
 // for the 8 processor tiles 5_y two virtual channels and two stall counters.
-var apxcInts = func() []string {
+func apxcInts() []string {
 	var out []string
 	d := func(i int) string { return string(rune('0' + i)) }
 	for x := range 5 {
@@ -45,9 +45,9 @@ var apxcInts = func() []string {
 			tile+"REQ_ROWBUS_STALL_CNT", tile+"RSP_ROWBUS_STALL_CNT")
 	}
 	return out
-}()
+}
 
-var apxcSet = newCounterSet(APXC, apxcInts, nil)
+var apxcSet = newCounterSet(APXC, func() (ints, floats []string) { return apxcInts(), nil })
 
 const (
 	apxcHeaderSize = 16 + 7*8         // base, magic, blades, chassis, groups, modes, app id

@@ -1,5 +1,7 @@
 package darshan
 
+import "sync"
+
 func init() {
 	register(&Module{ID: BGQ, Name: "BG/Q", Version: 2, counters: bgqSet, old: bgqOld, plain: true,
 		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newBGQDecoder(ver, big) },
@@ -10,19 +12,22 @@ func init() {
 // counters and a timestamp. It has no name record; darshan-parser prints it
 // as "darshan-bgq-record".
 
-var bgqSet = newCounterSet(BGQ,
-	prefixed("BGQ", "CSJOBID", "NNODES", "RANKSPERNODE", "DDRPERNODE", "INODES", "ANODES",
-		"BNODES", "CNODES", "DNODES", "ENODES", "TORUSENABLED"),
-	[]string{"BGQ_F_TIMESTAMP"})
+var bgqSet = newCounterSet(BGQ, func() (ints, floats []string) {
+	return prefixed("BGQ", "CSJOBID", "NNODES", "RANKSPERNODE", "DDRPERNODE", "INODES", "ANODES",
+			"BNODES", "CNODES", "DNODES", "ENODES", "TORUSENABLED"),
+		[]string{"BGQ_F_TIMESTAMP"}
+})
 
 const (
 	bgqRecordSize = 112     // version 2
 	bgqV1Size     = 112 + 8 // version 1: 8 bytes of padding after the base record
 )
 
-var bgqOld = map[uint32]*versionLayout{
-	1: {size: bgqV1Size, skip: 8, nInts: 11, ints: identity(11), floats: identity(1)},
-}
+var bgqOld = sync.OnceValue(func() map[uint32]*versionLayout {
+	return map[uint32]*versionLayout{
+		1: {size: bgqV1Size, skip: 8, nInts: 11, ints: identity(11), floats: identity(1)},
+	}
+})
 
 func newBGQDecoder(ver uint32, big bool) moduleDecoder {
 	return newCounterDecoder(bgqSet, ver, big, bgqRecordSize, 0, bgqOld)

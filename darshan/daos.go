@@ -1,6 +1,9 @@
 package darshan
 
-import "io"
+import (
+	"io"
+	"sync"
+)
 
 func init() {
 	register(&Module{ID: DAOS, Name: "DAOS", Version: 1, counters: daosSet,
@@ -9,26 +12,27 @@ func init() {
 		decoder: func(ver uint32, big bool, l *Log) moduleDecoder {
 			return newDAOSDecoder(ver, big, l.Job.LibVersion())
 		},
-		Describe: description(daosDescription), Totals: daosTotals()})
+		Describe: description(daosDescription), Totals: sync.OnceValue(daosTotals)})
 }
 
 // DAOS module: DAOS objects, 64 integer and 15 floating point counters, then
 // the pool and container UUIDs and the 128-bit object id.
 
-var daosSet = newCounterSet(DAOS,
-	concat(
-		prefixed("DAOS", "OBJ_OPENS", "OBJ_FETCHES", "OBJ_UPDATES", "OBJ_PUNCHES",
-			"OBJ_DKEY_PUNCHES", "OBJ_AKEY_PUNCHES", "OBJ_DKEY_LISTS", "OBJ_AKEY_LISTS",
-			"OBJ_RECX_LISTS", "ARRAY_OPENS", "ARRAY_READS", "ARRAY_WRITES", "ARRAY_GET_SIZES",
-			"ARRAY_SET_SIZES", "ARRAY_STATS", "ARRAY_PUNCHES", "ARRAY_DESTROYS", "KV_OPENS",
-			"KV_GETS", "KV_PUTS", "KV_REMOVES", "KV_LISTS", "KV_DESTROYS", "NB_OPS",
-			"BYTES_READ", "BYTES_WRITTEN", "RW_SWITCHES", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
-		sizeBuckets("DAOS_SIZE_READ"), sizeBuckets("DAOS_SIZE_WRITE"),
-		prefixed("DAOS", "ACCESS1_ACCESS", "ACCESS2_ACCESS", "ACCESS3_ACCESS", "ACCESS4_ACCESS",
-			"ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT",
-			"OBJ_OTYPE", "ARRAY_CELL_SIZE", "ARRAY_CHUNK_SIZE"),
-		prefixed("DAOS", rankCounters...)),
-	prefixed("DAOS", daosTimerNames...))
+var daosSet = newCounterSet(DAOS, func() (ints, floats []string) {
+	return concat(
+			prefixed("DAOS", "OBJ_OPENS", "OBJ_FETCHES", "OBJ_UPDATES", "OBJ_PUNCHES",
+				"OBJ_DKEY_PUNCHES", "OBJ_AKEY_PUNCHES", "OBJ_DKEY_LISTS", "OBJ_AKEY_LISTS",
+				"OBJ_RECX_LISTS", "ARRAY_OPENS", "ARRAY_READS", "ARRAY_WRITES", "ARRAY_GET_SIZES",
+				"ARRAY_SET_SIZES", "ARRAY_STATS", "ARRAY_PUNCHES", "ARRAY_DESTROYS", "KV_OPENS",
+				"KV_GETS", "KV_PUTS", "KV_REMOVES", "KV_LISTS", "KV_DESTROYS", "NB_OPS",
+				"BYTES_READ", "BYTES_WRITTEN", "RW_SWITCHES", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
+			sizeBuckets("DAOS_SIZE_READ"), sizeBuckets("DAOS_SIZE_WRITE"),
+			prefixed("DAOS", "ACCESS1_ACCESS", "ACCESS2_ACCESS", "ACCESS3_ACCESS", "ACCESS4_ACCESS",
+				"ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT",
+				"OBJ_OTYPE", "ARRAY_CELL_SIZE", "ARRAY_CHUNK_SIZE"),
+			prefixed("DAOS", rankCounters...)),
+		prefixed("DAOS", daosTimerNames...)
+})
 
 const (
 	daosRecordSize = 696 // base, 64 ints, 15 floats, two UUIDs, object id

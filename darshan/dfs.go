@@ -1,24 +1,27 @@
 package darshan
 
+import "sync"
+
 func init() {
 	register(&Module{ID: DFS, Name: "DFS", Version: 1, counters: dfsSet,
 		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newDFSDecoder(ver, big) },
-		Describe: description(dfsDescription), Totals: dfsTotals()})
+		Describe: description(dfsDescription), Totals: sync.OnceValue(dfsTotals)})
 }
 
 // DFS module: files of the DAOS file system, 52 integer and 15 floating
 // point counters, then the pool and container UUIDs.
 
-var dfsSet = newCounterSet(DFS,
-	concat(
-		prefixed("DFS", "OPENS", "GLOBAL_OPENS", "LOOKUPS", "DUPS", "READS", "READXS", "WRITES",
-			"WRITEXS", "NB_READS", "NB_WRITES", "GET_SIZES", "PUNCHES", "REMOVES", "STATS",
-			"BYTES_READ", "BYTES_WRITTEN", "RW_SWITCHES", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
-		sizeBuckets("DFS_SIZE_READ"), sizeBuckets("DFS_SIZE_WRITE"),
-		prefixed("DFS", "ACCESS1_ACCESS", "ACCESS2_ACCESS", "ACCESS3_ACCESS", "ACCESS4_ACCESS",
-			"ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT", "CHUNK_SIZE"),
-		prefixed("DFS", rankCounters...)),
-	prefixed("DFS", daosTimerNames...))
+var dfsSet = newCounterSet(DFS, func() (ints, floats []string) {
+	return concat(
+			prefixed("DFS", "OPENS", "GLOBAL_OPENS", "LOOKUPS", "DUPS", "READS", "READXS", "WRITES",
+				"WRITEXS", "NB_READS", "NB_WRITES", "GET_SIZES", "PUNCHES", "REMOVES", "STATS",
+				"BYTES_READ", "BYTES_WRITTEN", "RW_SWITCHES", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
+			sizeBuckets("DFS_SIZE_READ"), sizeBuckets("DFS_SIZE_WRITE"),
+			prefixed("DFS", "ACCESS1_ACCESS", "ACCESS2_ACCESS", "ACCESS3_ACCESS", "ACCESS4_ACCESS",
+				"ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT", "CHUNK_SIZE"),
+			prefixed("DFS", rankCounters...)),
+		prefixed("DFS", daosTimerNames...)
+})
 
 // daosTimerNames are the floating point counters of DFS and DAOS records.
 var daosTimerNames = timerNames[:15]

@@ -153,11 +153,11 @@ func oldVersionsLog(t testing.TB) []byte {
 	w.Exe = "./old-app"
 	w.Mounts = []Mount{{Path: "/gpfs", Type: "gpfs"}, {Path: "/", Type: "rootfs"}}
 	file := w.AddName("/gpfs/data/old.dat")
-	raw := func(m ModuleID, ver uint32, set *counterSet, old map[uint32]*versionLayout, skip int, ranks ...int64) {
+	raw := func(m ModuleID, ver uint32, set *counterSet, old func() map[uint32]*versionLayout, skip int, ranks ...int64) {
 		for _, rank := range ranks {
 			k := Key{Module: m, Rank: rank, ID: file}
 			c := s.counters(m, k)
-			if err := w.WriteRaw(m, ver, oldRecord(o, k, &c, old[ver], skip, nil)); err != nil {
+			if err := w.WriteRaw(m, ver, oldRecord(o, k, &c, old()[ver], skip, nil)); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -226,21 +226,21 @@ func oldestVersionsLog(t testing.TB) []byte {
 	}{{file, 0}, {stdioFile, 3}, {file, 0}} {
 		k := Key{Module: POSIX, Rank: -1, ID: f.id}
 		c := s.counters(POSIX, k)
-		rec := oldRecord(o, k, &c, posixOld[1], 0, map[int]int64{6: f.fopen, 7: 0, 8: 0, 9: 0})
+		rec := oldRecord(o, k, &c, posixOld()[1], 0, map[int]int64{6: f.fopen, 7: 0, 8: 0, 9: 0})
 		if err := w.WriteRaw(POSIX, 1, rec); err != nil {
 			t.Fatal(err)
 		}
 	}
 	for _, m := range []struct {
 		id  ModuleID
-		old map[uint32]*versionLayout
+		old func() map[uint32]*versionLayout
 	}{{MPIIO, mpiioOld}, {H5F, h5fOld}, {PnetCDFFile, pnetcdfFileOld}} {
 		k := Key{Module: m.id, Rank: -1, ID: file}
 		c := s.counters(m.id, k)
 		if m.id == PnetCDFFile {
 			c.Ints[0], c.Ints[1] = 5, 7 // v1 stores INDEP_OPENS, COLL_OPENS: the reader sums them
 		}
-		if err := w.WriteRaw(m.id, 1, oldRecord(o, k, &c, m.old[1], 0, map[int]int64{0: c.Ints[0]})); err != nil {
+		if err := w.WriteRaw(m.id, 1, oldRecord(o, k, &c, m.old()[1], 0, map[int]int64{0: c.Ints[0]})); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -3,6 +3,7 @@ package darshan
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 func init() {
@@ -18,10 +19,11 @@ func init() {
 // version 3) and H5D (datasets, 94 and 17 in version 2, plus the record id
 // of the dataset's file).
 
-var h5fSet = newCounterSet(H5F,
-	[]string{"H5F_OPENS", "H5F_FLUSHES", "H5F_USE_MPIIO"},
-	[]string{"H5F_F_OPEN_START_TIMESTAMP", "H5F_F_CLOSE_START_TIMESTAMP", "H5F_F_OPEN_END_TIMESTAMP",
-		"H5F_F_CLOSE_END_TIMESTAMP", "H5F_F_META_TIME"})
+var h5fSet = newCounterSet(H5F, func() (ints, floats []string) {
+	return []string{"H5F_OPENS", "H5F_FLUSHES", "H5F_USE_MPIIO"},
+		[]string{"H5F_F_OPEN_START_TIMESTAMP", "H5F_F_CLOSE_START_TIMESTAMP", "H5F_F_OPEN_END_TIMESTAMP",
+			"H5F_F_CLOSE_END_TIMESTAMP", "H5F_F_META_TIME"}
+})
 
 const (
 	h5fRecordSize = 80 // version 3
@@ -29,37 +31,42 @@ const (
 	h5fV1Size     = 40 // 1 int, 2 floats: no F_CLOSE_START_TIMESTAMP, F_OPEN_END_TIMESTAMP either
 )
 
-var h5fOld = map[uint32]*versionLayout{
-	2: {size: h5fV2Size, nInts: 1, ints: []int{0, -1, -1}, floats: []int{0, 1, 2, 3, -1}},
-	1: {size: h5fV1Size, nInts: 1, ints: []int{0, -1, -1}, floats: []int{0, -1, -1, 1, -1}},
-}
+var h5fOld = sync.OnceValue(func() map[uint32]*versionLayout {
+	return map[uint32]*versionLayout{
+		2: {size: h5fV2Size, nInts: 1, ints: []int{0, -1, -1}, floats: []int{0, 1, 2, 3, -1}},
+		1: {size: h5fV1Size, nInts: 1, ints: []int{0, -1, -1}, floats: []int{0, -1, -1, 1, -1}},
+	}
+})
 
 func newH5FDecoder(ver uint32, big bool) moduleDecoder {
 	return newCounterDecoder(h5fSet, ver, big, h5fRecordSize, 0, h5fOld)
 }
 
-var h5dSet = newCounterSet(H5D,
-	concat(
-		prefixed("H5D", "OPENS", "READS", "WRITES", "FLUSHES", "BYTES_READ", "BYTES_WRITTEN",
-			"RW_SWITCHES", "REGULAR_HYPERSLAB_SELECTS", "IRREGULAR_HYPERSLAB_SELECTS",
-			"POINT_SELECTS", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
-		sizeBuckets("H5D_SIZE_READ_AGG"), sizeBuckets("H5D_SIZE_WRITE_AGG"),
-		accessBlocks("H5D"),
-		prefixed("H5D", "ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT",
-			"DATASPACE_NDIMS", "DATASPACE_NPOINTS", "DATATYPE_SIZE",
-			"CHUNK_SIZE_D1", "CHUNK_SIZE_D2", "CHUNK_SIZE_D3", "CHUNK_SIZE_D4", "CHUNK_SIZE_D5",
-			"USE_MPIIO_COLLECTIVE", "USE_DEPRECATED"),
-		prefixed("H5D", rankCounters...)),
-	prefixed("H5D", timerNames...))
+var h5dSet = newCounterSet(H5D, func() (ints, floats []string) {
+	return concat(
+			prefixed("H5D", "OPENS", "READS", "WRITES", "FLUSHES", "BYTES_READ", "BYTES_WRITTEN",
+				"RW_SWITCHES", "REGULAR_HYPERSLAB_SELECTS", "IRREGULAR_HYPERSLAB_SELECTS",
+				"POINT_SELECTS", "MAX_READ_TIME_SIZE", "MAX_WRITE_TIME_SIZE"),
+			sizeBuckets("H5D_SIZE_READ_AGG"), sizeBuckets("H5D_SIZE_WRITE_AGG"),
+			accessBlocks("H5D"),
+			prefixed("H5D", "ACCESS1_COUNT", "ACCESS2_COUNT", "ACCESS3_COUNT", "ACCESS4_COUNT",
+				"DATASPACE_NDIMS", "DATASPACE_NPOINTS", "DATATYPE_SIZE",
+				"CHUNK_SIZE_D1", "CHUNK_SIZE_D2", "CHUNK_SIZE_D3", "CHUNK_SIZE_D4", "CHUNK_SIZE_D5",
+				"USE_MPIIO_COLLECTIVE", "USE_DEPRECATED"),
+			prefixed("H5D", rankCounters...)),
+		prefixed("H5D", timerNames...)
+})
 
 const (
 	h5dRecordSize = 912 // version 2: base, file record id, 94 ints, 17 floats
 	h5dV1Size     = 904 // version 1: no file record id
 )
 
-var h5dOld = map[uint32]*versionLayout{
-	1: {size: h5dV1Size, nInts: 94, ints: identity(94), floats: identity(17)},
-}
+var h5dOld = sync.OnceValue(func() map[uint32]*versionLayout {
+	return map[uint32]*versionLayout{
+		1: {size: h5dV1Size, nInts: 94, ints: identity(94), floats: identity(17)},
+	}
+})
 
 // DatasetRecord is a record of a module whose records belong to a file
 // record: H5D (datasets) and PNETCDF_VAR (variables).

@@ -142,12 +142,24 @@ func alphabets() (lit [288]entry, dist [32]entry, code [19]entry) {
 // no per-symbol calls.
 func (t *huffTable) build(lens []uint8, root uint, alphabet []entry, single bool) bool {
 	t.root = root
-	var count [16]int
-	maxLen := 0
-	for _, l := range lens {
-		count[l]++
+	// The counts in four arrays: one array would make each increment wait
+	// for the one before whenever lengths repeat, as they mostly do.
+	var c0, c1, c2, c3 [16]uint16
+	n4 := len(lens) &^ 3
+	for i := 0; i < n4; i += 4 {
+		c0[lens[i]&15]++
+		c1[lens[i+1]&15]++
+		c2[lens[i+2]&15]++
+		c3[lens[i+3]&15]++
 	}
-	count[0] = 0
+	for _, l := range lens[n4:] {
+		c0[l&15]++
+	}
+	var count [16]int
+	for l := 1; l < 16; l++ {
+		count[l] = int(c0[l]) + int(c1[l]) + int(c2[l]) + int(c3[l])
+	}
+	maxLen := 0
 	left := 1
 	for l := 1; l <= 15; l++ {
 		left = left<<1 - count[l]
@@ -161,19 +173,24 @@ func (t *huffTable) build(lens []uint8, root uint, alphabet []entry, single bool
 	if left > 0 && maxLen > 0 && !(single && maxLen == 1) {
 		return false // incomplete
 	}
+	size := 1 << root
+	if left == 0 && maxLen > 0 && maxLen <= int(root)-2 {
+		t.placeShort(lens, &count, maxLen, alphabet)
+		return true
+	}
 	// symbols in canonical order
 	var offs [17]int
 	for l := 1; l <= 15; l++ {
 		offs[l+1] = offs[l] + count[l]
 	}
-	offs[0] = offs[16] // unused symbols go after the others, without a test per symbol
 	var sorted [320]uint16
 	for sym, l := range lens {
-		sorted[offs[l]] = uint16(sym)
-		offs[l]++
+		if l != 0 { // unused symbols, in runs, are skipped
+			sorted[offs[l&15]] = uint16(sym)
+			offs[l&15]++
+		}
 	}
 
-	size := 1 << root
 	if cap(t.entries) < size {
 		t.entries = make([]entry, size, 4*size)
 	}
@@ -272,6 +289,47 @@ func (t *huffTable) build(lens []uint8, root uint, alphabet []entry, single bool
 		}
 	}
 	return true
+}
+
+// placeShort fills the table of a complete code whose codes are all
+// shorter than the primary table's index (maxLen <= root-2 bits: the
+// codes of the small streams of a LUSTRE region, say), without sorting
+// the symbols: each symbol, in symbol order, takes the next canonical code
+// of its length and fills its entries among the first 1<<maxLen, which the
+// table then repeats up to its size. Longer codes are left to build's
+// sorted placement: a code of a few bits fills many entries one at a time
+// here, where build copies them in blocks (halving the build of a LUSTRE
+// region's tables, doubling that of a HEATMAP region's, whose codes reach
+// 9 and 10 bits, when used for them).
+func (t *huffTable) placeShort(lens []uint8, count *[16]int, maxLen int, alphabet []entry) {
+	size := 1 << t.root
+	if cap(t.entries) < size {
+		t.entries = make([]entry, size, 4*size)
+	}
+	t.entries = t.entries[:size]
+	var next [16]int // the next canonical code of each length
+	code := 0
+	for l := 1; l <= maxLen; l++ {
+		code = (code + count[l-1]) << 1
+		next[l] = code
+	}
+	span := 1 << maxLen
+	entries := t.entries[:span]
+	for sym, l := range lens {
+		if l == 0 {
+			continue
+		}
+		l &= 15
+		e := alphabet[sym] | entry(l)
+		r := reverse(next[l], int(l))
+		next[l]++
+		for k := r; k < span; k += 1 << l {
+			entries[k] = e
+		}
+	}
+	for filled := span; filled < size; filled *= 2 {
+		copy(t.entries[filled:2*filled], t.entries[:filled])
+	}
 }
 
 // reverse returns the l low bits of code in reverse order.

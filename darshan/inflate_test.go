@@ -192,3 +192,69 @@ type benchStreams struct {
 func newStreamsForBench(data []byte) *benchStreams { return &benchStreams{data: data} }
 func (b *benchStreams) reset()                     { b.s = newZlibStreams(b.data, nil) }
 func (b *benchStreams) Read(p []byte) (int, error) { return b.s.Read(p) }
+
+// TestHuffmanTables checks every entry of tables built from random
+// complete codes against a brute-force decode of the canonical code: the
+// codes that all fit the primary table (placed in symbol order) and the
+// longer ones (sorted, with subtables).
+func TestHuffmanTables(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	for iter := range 3000 {
+		root := []uint{litRoot, distRoot, 7}[iter%3]
+		n := 2 + r.IntN(287)
+		maxLen := 1 + r.IntN(15)
+		lens := randomCompleteCode(r, n, maxLen)
+		var tbl huffTable
+		if !tbl.build(lens, root, litAlphabet[:n], true) {
+			t.Fatalf("lengths %v: a complete code refused", lens)
+		}
+		// canonical codes (RFC 1951 3.2.2)
+		var count, next [16]int
+		for _, l := range lens {
+			count[l]++
+		}
+		count[0] = 0
+		code := 0
+		for l := 1; l < 16; l++ {
+			code = (code + count[l-1]) << 1
+			next[l] = code
+		}
+		for sym, l := range lens {
+			if l == 0 {
+				continue
+			}
+			c := reverse(next[l], int(l))
+			next[l]++
+			// every input whose low l bits are the code decodes to sym
+			for _, high := range []uint64{0, 1<<16 - 1, r.Uint64()} {
+				in := high<<l | uint64(c)
+				e := tbl.lookup(in)
+				if want := litAlphabet[sym] | entry(l); e != want {
+					t.Fatalf("root %d, lengths %v: symbol %d (code %b, %d bits) looks up %#x, want %#x",
+						root, lens, sym, c, l, e, want)
+				}
+			}
+		}
+	}
+}
+
+// randomCompleteCode returns code lengths of at most maxLen bits for n
+// symbols forming a complete prefix code of at least two codes, the others
+// unused (0).
+func randomCompleteCode(r *rand.Rand, n, maxLen int) []uint8 {
+	leaves := []int{0} // depths of the tree's leaves
+	want := 2 + r.IntN(min(n, 1<<maxLen)-1)
+	for len(leaves) < want {
+		i := r.IntN(len(leaves))
+		if leaves[i] == maxLen {
+			continue
+		}
+		leaves[i]++
+		leaves = append(leaves, leaves[i])
+	}
+	lens := make([]uint8, n)
+	for i, sym := range r.Perm(n)[:len(leaves)] {
+		lens[sym] = uint8(leaves[i])
+	}
+	return lens
+}

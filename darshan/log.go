@@ -256,6 +256,16 @@ func (rd *RecordReader) Next() bool {
 	return true
 }
 
+// Close stops reading before the end: the region's buffers go back to the
+// pools and its helper goroutines stop. Next returns false after it, and
+// Err keeps what it was. A reader read to its end needs no Close.
+func (rd *RecordReader) Close() {
+	if rd.dec != nil {
+		rd.dec = nil
+		rd.rr.release()
+	}
+}
+
 // Record returns the record decoded by the last call to Next. It is reused
 // by the following call to Next.
 func (rd *RecordReader) Record() Record { return rd.rec }

@@ -11,9 +11,10 @@ func init() {
 // MDHIM module: MDHIM key/value store clients, 5 integer and 4 floating
 // point counters, then a histogram of operations per server.
 
-var mdhimSet = newCounterSet(MDHIM,
-	prefixed("MDHIM", "PUTS", "GETS", "PUT_MAX_SIZE", "GET_MAX_SIZE", "SERVERS"),
-	prefixed("MDHIM", "F_PUT_TIMESTAMP", "F_GET_TIMESTAMP", "F_PUT_MAX_DURATION", "F_GET_MAX_DURATION"))
+var mdhimSet = newCounterSet(MDHIM, func() (ints, floats []string) {
+	return prefixed("MDHIM", "PUTS", "GETS", "PUT_MAX_SIZE", "GET_MAX_SIZE", "SERVERS"),
+		prefixed("MDHIM", "F_PUT_TIMESTAMP", "F_GET_TIMESTAMP", "F_PUT_MAX_DURATION", "F_GET_MAX_DURATION")
+})
 
 const (
 	// mdhimFixedSize is the record with room for one histogram entry; the

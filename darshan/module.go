@@ -57,7 +57,7 @@ type Module struct {
 	// older versions, by version; plain tells that its records are
 	// CounterRecords and nothing else.
 	counters *counterSet
-	old      map[uint32]*versionLayout
+	old      func() map[uint32]*versionLayout
 	plain    bool
 	// decoder returns the decoder of a region of the module written with
 	// module version ver; nil when there is no reader (NULL).
@@ -65,9 +65,9 @@ type Module struct {
 	// Describe returns darshan-parser's description of its counters for
 	// module version ver.
 	Describe func(ver uint32) string
-	// Totals are the rules of darshan-parser --total; nil when it does
-	// not aggregate the module.
-	Totals *Totals
+	// Totals returns the rules of darshan-parser --total (made on first
+	// use); nil when it does not aggregate the module.
+	Totals func() *Totals
 	// NoParser: darshan-util 3.5.0 has no log utility for it, and
 	// darshan-parser skips it with a warning.
 	NoParser bool

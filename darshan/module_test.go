@@ -39,7 +39,7 @@ func TestModuleTable(t *testing.T) {
 		}
 		if m.Totals != nil {
 			l := LayoutOf(m.ID, m.Version)
-			for name := range m.Totals.Ints {
+			for name := range m.Totals().Ints {
 				if l.IntIndex(name) < 0 {
 					t.Errorf("%s --total rule for unknown counter %s", m.Name, name)
 				}

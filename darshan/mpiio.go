@@ -1,11 +1,14 @@
 package darshan
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 func init() {
 	register(&Module{ID: MPIIO, Name: "MPI-IO", Version: 3, counters: mpiioSet, old: mpiioOld, plain: true,
 		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newMPIIODecoder(ver, big) },
-		Describe: mpiioDescription, Totals: mpiioTotals()})
+		Describe: mpiioDescription, Totals: sync.OnceValue(mpiioTotals)})
 }
 
 // MPI-IO module (darshan-parser prints it as "MPI-IO", counters as MPIIO_*):
@@ -39,7 +42,9 @@ var mpiioFloats = []string{
 	"MPIIO_F_VARIANCE_RANK_BYTES",
 }
 
-var mpiioSet = newCounterSet(MPIIO, mpiioInts, mpiioFloats)
+var mpiioSet = newCounterSet(MPIIO, func() (ints, floats []string) {
+	return mpiioInts, mpiioFloats
+})
 
 const (
 	mpiioRecordSize = 560 // version 3
@@ -48,10 +53,10 @@ const (
 
 // Versions 1 and 2 lack F_CLOSE_START_TIMESTAMP and F_OPEN_END_TIMESTAMP.
 // (Version 1's F_WRITE_START_TIMESTAMP may be wrong; the layout is the same.)
-var mpiioOld = func() map[uint32]*versionLayout {
+var mpiioOld = sync.OnceValue(func() map[uint32]*versionLayout {
 	v := &versionLayout{size: mpiioV1Size, nInts: 51, ints: identity(51), floats: insertAbsent(identity(15), 3, 2)}
 	return map[uint32]*versionLayout{1: v, 2: v}
-}()
+})
 
 func newMPIIODecoder(ver uint32, big bool) moduleDecoder {
 	return newCounterDecoder(mpiioSet, ver, big, mpiioRecordSize, 0, mpiioOld)

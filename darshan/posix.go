@@ -1,11 +1,14 @@
 package darshan
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 func init() {
 	register(&Module{ID: POSIX, Name: "POSIX", Version: 4, counters: posixSet, old: posixOld, plain: true,
 		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newPOSIXDecoder(ver, big) },
-		Describe: posixDescription, Totals: posixTotals(),
+		Describe: posixDescription, Totals: sync.OnceValue(posixTotals),
 		// POSIX_RENAMED_FROM is the record id of a rename's source.
 		UnsignedInts: []string{"POSIX_RENAMED_FROM"}})
 }
@@ -46,7 +49,9 @@ var posixFloats = []string{
 	"POSIX_F_VARIANCE_RANK_BYTES",
 }
 
-var posixSet = newCounterSet(POSIX, posixInts, posixFloats)
+var posixSet = newCounterSet(POSIX, func() (ints, floats []string) {
+	return posixInts, posixFloats
+})
 
 const (
 	posixRenamedFrom = 12  // POSIX_RENAMED_FROM: a record id, so "absent" is 0, not -1
@@ -62,7 +67,7 @@ const (
 //     RENAMED_FROM (before MODE);
 //   - v2 also lacks F_CLOSE_START_TIMESTAMP and F_OPEN_END_TIMESTAMP;
 //   - v1 also had four stdio counters at integer 6-9, which are dropped.
-var posixOld = func() map[uint32]*versionLayout {
+var posixOld = sync.OnceValue(func() map[uint32]*versionLayout {
 	v3ints := insertAbsent(insertAbsent(identity(64), 1, 2), 10, 3)
 	v2floats := insertAbsent(identity(15), 3, 2)
 	v1ints := make([]int, len(v3ints))
@@ -77,7 +82,7 @@ var posixOld = func() map[uint32]*versionLayout {
 		2: {size: posixV2Size, nInts: 64, ints: v3ints, floats: v2floats},
 		1: {size: posixV1Size, nInts: 68, ints: v1ints, floats: v2floats},
 	}
-}()
+})
 
 func newPOSIXDecoder(ver uint32, big bool) moduleDecoder {
 	d := newCounterDecoder(posixSet, ver, big, posixRecordSize, 0, posixOld)

@@ -1,11 +1,14 @@
 package darshan
 
-import "strings"
+import (
+	"strings"
+	"sync"
+)
 
 func init() {
 	register(&Module{ID: STDIO, Name: "STDIO", Version: 2, counters: stdioSet, old: stdioOld, plain: true,
 		decoder:  func(ver uint32, big bool, _ *Log) moduleDecoder { return newSTDIODecoder(ver, big) },
-		Describe: stdioDescription, Totals: stdioTotals()})
+		Describe: stdioDescription, Totals: sync.OnceValue(stdioTotals)})
 }
 
 // STDIO module: stdio streams (fopen, fread, …), 14 integer and 15 floating
@@ -28,16 +31,20 @@ var stdioFloats = []string{
 	"STDIO_F_VARIANCE_RANK_TIME", "STDIO_F_VARIANCE_RANK_BYTES",
 }
 
-var stdioSet = newCounterSet(STDIO, stdioInts, stdioFloats)
+var stdioSet = newCounterSet(STDIO, func() (ints, floats []string) {
+	return stdioInts, stdioFloats
+})
 
 const (
 	stdioRecordSize = 248 // version 2
 	stdioV1Size     = 240 // version 1: no STDIO_FDOPENS
 )
 
-var stdioOld = map[uint32]*versionLayout{
-	1: {size: stdioV1Size, nInts: 13, ints: insertAbsent(identity(13), 1, 1), floats: identity(15)},
-}
+var stdioOld = sync.OnceValue(func() map[uint32]*versionLayout {
+	return map[uint32]*versionLayout{
+		1: {size: stdioV1Size, nInts: 13, ints: insertAbsent(identity(13), 1, 1), floats: identity(15)},
+	}
+})
 
 func newSTDIODecoder(ver uint32, big bool) moduleDecoder {
 	return newCounterDecoder(stdioSet, ver, big, stdioRecordSize, 0, stdioOld)

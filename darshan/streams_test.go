@@ -287,3 +287,56 @@ func TestHelpersStopBeforeRelease(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// TestCloseStopsHelpers reads a few records of a region big enough for
+// helpers and closes the reader, while another goroutine reads the whole
+// log: Close returns the region's buffers to the pools only after its
+// helpers stopped (under -race this fails otherwise), the closed reader
+// yields nothing more and no error, and the other reader reads every
+// record whole.
+func TestCloseStopsHelpers(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		t.Skip("helpers need GOMAXPROCS > 1")
+	}
+	r := rand.New(rand.NewPCG(23, 24))
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Job = Job{NProcs: 100}
+	w.RecordsPerStream = 10
+	layout := LayoutOf(POSIX, 4)
+	const records = 3000 // a region over helpedMin
+	for i := range records {
+		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
+			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
+		for k := range rec.Ints {
+			rec.Ints[k] = r.Int64N(1 << 40)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data := buf.Bytes()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for range 10 {
+			if recs, err := readBack(t, data).ReadModule(POSIX); err != nil || len(recs) != records {
+				t.Errorf("whole read: %d records, %v", len(recs), err)
+				return
+			}
+		}
+	})
+	for i := range 10 {
+		rd := readBack(t, data).Records(POSIX)
+		for k := 0; k <= i && rd.Next(); k++ {
+		}
+		rd.Close()
+		rd.Close() // a second Close does nothing
+		if rd.Next() || rd.Err() != nil || rd.Count() != i+1 {
+			t.Fatalf("after Close at record %d: Next true or error %v, %d records counted", i+1, rd.Err(), rd.Count())
+		}
+	}
+	wg.Wait()
+}

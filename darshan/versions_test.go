@@ -209,10 +209,17 @@ func TestCountersByName(t *testing.T) {
 	if _, ok := r.Int("POSIX_NO_SUCH_COUNTER"); ok {
 		t.Error("unknown counter reported present")
 	}
-	if len(posixInts) != 69 || len(posixFloats) != 17 || len(mpiioInts) != 51 || len(h5dSet.ints) != 94 ||
-		len(pnetcdfVarSet.ints) != 120 || len(dfsSet.ints) != 52 || len(daosSet.ints) != 64 ||
-		len(apmpiInts) != 396 || len(apmpiSet.floats) != 240 || len(apxcInts) != 392 {
+	if len(posixInts) != 69 || len(posixFloats) != 17 || len(mpiioInts) != 51 || len(h5dSet.load().ints) != 94 ||
+		len(pnetcdfVarSet.load().ints) != 120 || len(dfsSet.load().ints) != 52 || len(daosSet.load().ints) != 64 ||
+		len(apmpiSet.load().ints) != 396 || len(apmpiSet.floats) != 240 || len(apxcSet.load().ints) != 392 {
 		t.Error("counter lists do not have the sizes of the format headers")
+	}
+	// APMPISyncTimes is computed from constants: it must still bound the
+	// sync times among the names.
+	f := apmpiSet.floats
+	if lo, hi := APMPISyncTimes[0], APMPISyncTimes[1]; f[lo] != "MPI_BARRIER_TOTAL_SYNC_TIME" ||
+		f[hi-1] != "MPI_ALLTOALLW_TOTAL_SYNC_TIME" || f[lo-1] != "MPI_WIN_SYNC_MAX_TIME" || f[hi] != "MPI_TOTAL_COMM_TIME" {
+		t.Errorf("APMPISyncTimes %v does not bound the sync times", APMPISyncTimes)
 	}
 }
 

@@ -322,6 +322,7 @@ func (e *encoder) uuid(u [16]byte) {
 
 // counters appends the counters of r, which must have its module's current layout.
 func (e *encoder) counters(r *CounterRecord, set *counterSet) error {
+	set.load()
 	if len(r.Ints) != len(set.ints) || len(r.Floats) != len(set.floats) {
 		return fmt.Errorf("has %d integer and %d float counters, %s records have %d and %d",
 			len(r.Ints), len(r.Floats), set.module, len(set.ints), len(set.floats))

@@ -42,8 +42,11 @@ type dumper struct {
 	damage []error
 
 	// per record: the line start "<module>\t<rank>\t<id>\t" and end
-	// "\t<name>\t<mount>\t<fs>\n" shared by all its counters
-	prefix, suffix []byte
+	// "\t<name>\t<mount>\t<fs>\n" shared by all its counters, and both
+	// together (joint: suffix then prefix), the text between two counters
+	prefix, suffix, joint []byte
+
+	layouts map[*darshan.Layout]*layoutText // counters' names as printed, per layout
 
 	readBins, writeBins []string      // "HEATMAP_READ_BIN_<i>" … names, built once
 	apmpiSync           bool          // the APMPI header's sync flag
@@ -73,6 +76,13 @@ func parse(w, warn io.Writer, l *darshan.Log, total bool) error {
 	}
 	empty := 0
 	for i := range darshan.MaxModules {
+		if p.err != nil {
+			// Nothing more can be written, and the write error is what
+			// parse returns: reading on would cost the rest of the log
+			// for nothing (package signals stops a dump this way once it
+			// has the header).
+			break
+		}
 		m := darshan.ModuleID(i)
 		reg := l.Header.ModuleRegions[i]
 		partial := l.Header.PartialModule(m)
@@ -120,6 +130,10 @@ func parse(w, warn io.Writer, l *darshan.Log, total bool) error {
 			}
 			if acc != nil {
 				acc.add(rec)
+			}
+			if p.err != nil {
+				rd.Close()
+				break
 			}
 		}
 		if err := rd.Err(); err != nil {
@@ -188,6 +202,7 @@ func (d *dumper) begin(k darshan.Key, name, mnt, fs string) {
 	d.suffix = append(d.suffix, '\t')
 	d.suffix = append(d.suffix, fs...)
 	d.suffix = append(d.suffix, '\n')
+	d.joint = append(append(d.joint[:0], d.suffix...), d.prefix...)
 }
 
 // beginNamed is begin with the record's name and mount looked up.
@@ -232,30 +247,56 @@ func (d *dumper) strLine(counter, v string) {
 	d.p.buf = append(b, d.suffix...)
 }
 
-// counters prints a record's integer then floating point counters.
+// layoutText is what counters prints of a layout's names: each followed
+// by its tab, and which integer counters print unsigned.
+type layoutText struct {
+	ints, floats []string
+	unsigned     []bool
+}
+
+func (d *dumper) layoutText(l *darshan.Layout) *layoutText {
+	if t := d.layouts[l]; t != nil {
+		return t
+	}
+	t := &layoutText{ints: make([]string, len(l.Ints)), floats: make([]string, len(l.Floats)), unsigned: make([]bool, len(l.Ints))}
+	unsigned := l.Module.Module().UnsignedInts
+	for i, n := range l.Ints {
+		t.ints[i] = n + "\t"
+		t.unsigned[i] = slices.Contains(unsigned, n)
+	}
+	for i, n := range l.Floats {
+		t.floats[i] = n + "\t"
+	}
+	if d.layouts == nil {
+		d.layouts = map[*darshan.Layout]*layoutText{}
+	}
+	d.layouts[l] = t
+	return t
+}
+
+// counters prints a record's integer then floating point counters. A
+// line's end and the next line's start are appended as one (d.joint): the
+// record's lines start with its prefix, each counter is followed by the
+// joint, and the prefix the last joint leaves is cut back off.
 func (d *dumper) counters(r *darshan.CounterRecord) {
-	unsigned := r.Module.Module().UnsignedInts
-	pre, suf := d.prefix, d.suffix
-	b := d.p.buf
-	for i, n := range r.Layout.Ints {
-		b = append(b, pre...)
-		b = append(b, n...)
-		b = append(b, '\t')
-		if len(unsigned) > 0 && slices.Contains(unsigned, n) {
-			b = appendUint(b, uint64(r.Ints[i]))
+	t := d.layoutText(r.Layout)
+	joint := d.joint
+	b := append(d.p.buf, d.prefix...)
+	for i, v := range r.Ints[:len(t.ints)] {
+		b = append(b, t.ints[i]...)
+		if t.unsigned[i] {
+			b = appendUint(b, uint64(v))
 		} else {
-			b = appendCounter(b, r.Ints[i])
+			b = appendCounter(b, v)
 		}
-		b = append(b, suf...)
+		b = append(b, joint...)
 	}
-	for i, n := range r.Layout.Floats {
-		b = append(b, pre...)
-		b = append(b, n...)
-		b = append(b, '\t')
-		b = appendFixed(b, r.Floats[i], 6)
-		b = append(b, suf...)
+	for i, v := range r.Floats[:len(t.floats)] {
+		b = append(b, t.floats[i]...)
+		b = appendFixed(b, v, 6)
+		b = append(b, joint...)
 	}
-	d.p.buf = b
+	d.p.buf = b[:len(b)-len(d.prefix)]
 }
 
 // record prints one record the way the module's log_print_record does.

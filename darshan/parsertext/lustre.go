@@ -53,32 +53,38 @@ func (d *dumper) lustreRecord(r *darshan.LustreRecord) {
 	for _, c := range r.Components {
 		stripes += c.StripeCount
 	}
-	d.intLine("LUSTRE_NUM_COMPONENTS", int64(len(r.Components)))
-	d.intLine("LUSTRE_NUM_STRIPES", stripes)
+	// As in counters: the record's lines joined by d.joint, whose last
+	// prefix is cut back off.
+	joint := d.joint
+	b := append(d.p.buf, d.prefix...)
+	b = appendCounter(append(b, "LUSTRE_NUM_COMPONENTS\t"...), int64(len(r.Components)))
+	b = appendCounter(append(append(b, joint...), "LUSTRE_NUM_STRIPES\t"...), stripes)
 	ost := 0
 	for i, c := range r.Components {
 		n := d.lustreNames(i)
-		d.intLine(n.stripeSize, c.StripeSize)
-		d.intLine(n.stripeCount, c.StripeCount)
-		d.strLine(n.pattern, lustrePattern(c.StripePattern))
-		d.strLine(n.flags, lustreFlags(c.Flags))
-		d.intLine(n.extStart, c.ExtentStart)
-		d.intLine(n.extEnd, c.ExtentEnd)
-		d.intLine(n.mirrorID, c.MirrorID)
 		pool := c.Pool
 		if pool == "" {
 			pool = "N/A"
 		}
-		d.strLine(n.pool, pool)
+		b = appendCounter(append(append(b, joint...), n.stripeSize...), c.StripeSize)
+		b = appendCounter(append(append(b, joint...), n.stripeCount...), c.StripeCount)
+		b = append(append(append(b, joint...), n.pattern...), lustrePattern(c.StripePattern)...)
+		b = append(append(append(b, joint...), n.flags...), lustreFlags(c.Flags)...)
+		b = appendCounter(append(append(b, joint...), n.extStart...), c.ExtentStart)
+		b = appendCounter(append(append(b, joint...), n.extEnd...), c.ExtentEnd)
+		b = appendCounter(append(append(b, joint...), n.mirrorID...), c.MirrorID)
+		b = append(append(append(b, joint...), n.pool...), pool...)
 		for j := int64(0); j < c.StripeCount && ost < len(r.OSTs); j++ {
-			d.intLine(n.ostID(j), r.OSTs[ost])
+			b = appendCounter(append(append(b, joint...), n.ostID(j)...), r.OSTs[ost])
 			ost++
 		}
 	}
+	d.p.buf = append(b, d.suffix...)
 }
 
 // lustreComp holds the counter names of one component of a LUSTRE record,
-// "LUSTRE_COMP<i>_…", made once per dumper rather than once per line.
+// "LUSTRE_COMP<i>_…" and their tab, made once per dumper rather than once
+// per line.
 type lustreComp struct {
 	stripeSize, stripeCount, pattern, flags, extStart, extEnd, mirrorID, pool string
 	prefix                                                                    string
@@ -89,20 +95,20 @@ func (d *dumper) lustreNames(i int) *lustreComp {
 	for len(d.lustre) <= i {
 		p := "LUSTRE_COMP" + strconv.Itoa(len(d.lustre)+1) + "_"
 		d.lustre = append(d.lustre, &lustreComp{prefix: p,
-			stripeSize: p + "STRIPE_SIZE", stripeCount: p + "STRIPE_COUNT", pattern: p + "STRIPE_PATTERN",
-			flags: p + "FLAGS", extStart: p + "EXT_START", extEnd: p + "EXT_END", mirrorID: p + "MIRROR_ID",
-			pool: p + "POOL_NAME"})
+			stripeSize: p + "STRIPE_SIZE\t", stripeCount: p + "STRIPE_COUNT\t", pattern: p + "STRIPE_PATTERN\t",
+			flags: p + "FLAGS\t", extStart: p + "EXT_START\t", extEnd: p + "EXT_END\t", mirrorID: p + "MIRROR_ID\t",
+			pool: p + "POOL_NAME\t"})
 	}
 	return d.lustre[i]
 }
 
-// ostID is the name of the component's j-th OST id (j ≥ 0).
+// ostID is the name of the component's j-th OST id (j ≥ 0) and its tab.
 func (n *lustreComp) ostID(j int64) string {
 	if j >= 1<<12 { // past the stripes a Lustre file has: not worth keeping
-		return n.prefix + "OST_ID_" + strconv.FormatInt(j, 10)
+		return n.prefix + "OST_ID_" + strconv.FormatInt(j, 10) + "\t"
 	}
 	for int64(len(n.osts)) <= j {
-		n.osts = append(n.osts, n.prefix+"OST_ID_"+strconv.Itoa(len(n.osts)))
+		n.osts = append(n.osts, n.prefix+"OST_ID_"+strconv.Itoa(len(n.osts))+"\t")
 	}
 	return n.osts[j]
 }

@@ -87,7 +87,7 @@ type accumulator struct {
 
 func newAccumulator(m darshan.ModuleID) *accumulator {
 	l := darshan.LayoutOf(m, m.CurrentVersion())
-	plan := newPlan(l, m.Module().Totals)
+	plan := newPlan(l, m.Module().Totals())
 	// darshan-util's aggregate record starts zeroed (calloc).
 	return &accumulator{plan: plan, layout: l, ints: make([]int64, len(l.Ints)), floats: make([]float64, len(l.Floats))}
 }

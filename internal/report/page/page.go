@@ -48,7 +48,7 @@ func Sections(r *report.Report) []string {
 func Write(w io.Writer, r *report.Report) error {
 	v := build(r)
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pageTmpl.Execute(bw, v); err != nil {
+	if err := pageTmpl().Execute(bw, v); err != nil {
 		return err
 	}
 	return bw.Flush()

@@ -3,6 +3,7 @@ package page
 import (
 	"html/template"
 	"strings"
+	"sync"
 )
 
 // tabView is a table: its head and rows.
@@ -84,7 +85,14 @@ details::details-content{content-visibility:visible;display:contents}
 }
 `
 
-var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE html>
+// pageTmpl is parsed on first use, not at start-up: the binary's other
+// commands (darshan dump, the exporter) never write a page, and parsing
+// it cost every process of theirs 0.3-0.5 ms and 1,700 allocations.
+var pageTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(funcs).Parse(pageText))
+})
+
+const pageText = `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="color-scheme" content="light dark">
@@ -235,4 +243,4 @@ var pageTmpl = template.Must(template.New("page").Funcs(funcs).Parse(`<!DOCTYPE 
 {{define "table"}}<table><thead><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr></thead><tbody>
 {{range .Rows}}<tr>{{range .}}<td>{{.}}</td>{{end}}</tr>
 {{end}}</tbody></table>{{end}}
-`))
+`
