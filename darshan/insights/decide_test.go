@@ -16,26 +16,7 @@ import (
 // fixture and every corpus log that has Totals, with the default
 // thresholds and two sensitive sets that make most triggers fire.
 func TestDecideIsEvaluateWithoutText(t *testing.T) {
-	var all []*Totals
-	for _, e := range edges {
-		all = append(all, e.fire.totals(t))
-		for _, q := range e.quiet {
-			all = append(all, q.totals(t))
-		}
-	}
-	if root := corpus.Root(); root != "" {
-		logs, _ := filepath.Glob(filepath.Join(root, "corpus", "darshan", "*", "*.darshan"))
-		for _, p := range logs {
-			l, err := darshan.Open(p)
-			if err != nil {
-				continue
-			}
-			if tot, err := FromLog(l); err == nil {
-				all = append(all, tot)
-			}
-			l.Close()
-		}
-	}
+	all := decideCases(t)
 	fired, withRecs := 0, 0
 	for i, tot := range all {
 		for name, cfg := range map[string]Config{"default": DefaultConfig(), "zero": sensitive(), "tiny": tiny()} {
@@ -70,6 +51,72 @@ func TestDecideIsEvaluateWithoutText(t *testing.T) {
 	}
 	if fired == 0 || withRecs == 0 {
 		t.Errorf("nothing compared: %d fired, %d with recommendations", fired, withRecs)
+	}
+}
+
+// decideCases are the Totals of every edge fixture and every corpus log
+// that has them.
+func decideCases(t *testing.T) []*Totals {
+	var all []*Totals
+	for _, e := range edges {
+		all = append(all, e.fire.totals(t))
+		for _, q := range e.quiet {
+			all = append(all, q.totals(t))
+		}
+	}
+	if root := corpus.Root(); root != "" {
+		logs, _ := filepath.Glob(filepath.Join(root, "corpus", "darshan", "*", "*.darshan"))
+		for _, p := range logs {
+			l, err := darshan.Open(p)
+			if err != nil {
+				continue
+			}
+			if tot, err := FromLog(l); err == nil {
+				all = append(all, tot)
+			}
+			l.Close()
+		}
+	}
+	return all
+}
+
+// A Decider's Fired gives exactly the insights of Decide whose level is
+// above OK, in Decide's order, and the number of those Decide gives; its
+// scratch reused from one call to the next changes nothing; nil Totals
+// decide nothing.
+func TestDeciderFiredIsDecideAboveOK(t *testing.T) {
+	var scratch []Insight
+	compared := 0
+	for i, tot := range append(decideCases(t), nil) {
+		for name, cfg := range map[string]Config{"default": DefaultConfig(), "zero": sensitive(), "tiny": tiny()} {
+			all := Decide(tot, cfg)
+			fired, n := NewDecider(cfg).Fired(scratch, tot)
+			scratch = fired
+			if n != len(all) {
+				t.Errorf("totals %d, %s: decided %d, Decide gives %d", i, name, n, len(all))
+			}
+			var want []Insight
+			for _, in := range all {
+				if in.Level != OK {
+					want = append(want, in)
+				}
+			}
+			if len(fired) != len(want) {
+				t.Fatalf("totals %d, %s: %d fired, want %d", i, name, len(fired), len(want))
+			}
+			for k := range want {
+				g, w := fired[k], want[k]
+				if g.Code != w.Code || g.Level != w.Level || g.Fired != w.Fired || !sameBits(g.Value, w.Value) ||
+					!sameBits(g.Threshold, w.Threshold) || !sameBits(g.Count, w.Count) || !sameBits(g.CountThreshold, w.CountThreshold) ||
+					!slices.Equal(g.Recommendations, w.Recommendations) || g.Message != "" || g.Files != nil {
+					t.Errorf("totals %d, %s: fired %+v, want %+v", i, name, g, w)
+				}
+				compared++
+			}
+		}
+	}
+	if compared == 0 {
+		t.Error("nothing fired")
 	}
 }
 

@@ -1,10 +1,10 @@
 package insights
 
 import (
-	"cmp"
 	"fmt"
-	"hash/fnv"
 	"math"
+	"math/bits"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -59,6 +59,21 @@ func (r *Ranking) offer(name string, v, aux float64) {
 	}
 	copy(r.Top[i+1:n], r.Top[i:n-1])
 	r.Top[i] = e
+}
+
+// offerID is offer of the file or record id, named by names: the name
+// (a map lookup) is looked up only when the entry may be kept. A value
+// below the last kept one is not, whatever its name: offer would only
+// count it.
+func (r *Ranking) offerID(names map[uint64]string, id uint64, v, aux float64) {
+	if !(v > 0) { // also drops NaN
+		return
+	}
+	if n := len(r.Top); n == MaxFiles && v < r.Top[n-1].Value {
+		r.N++ // r.Max >= v already
+		return
+	}
+	r.offer(names[id], v, aux)
 }
 
 func better(a, b Ranked) bool {
@@ -190,6 +205,9 @@ type posixIdx struct {
 	consecR, consecW, seqR, seqW, slowB, fastB               int
 	readBins, writeBins                                      [numBins]int
 	metaT, readT, writeT, slowT, fastT                       int
+	// bins: the read bins are the ints from bins, the write bins follow
+	// (every layout this package reads has them so); -1 otherwise.
+	bins int
 }
 
 func intIdx(l *darshan.Layout, name string) int {
@@ -208,29 +226,37 @@ func floatIdx(l *darshan.Layout, name string) int {
 
 var binNames = [numBins]string{"0_100", "100_1K", "1K_10K", "10K_100K", "100K_1M", "1M_4M", "4M_10M", "10M_100M", "100M_1G", "1G_PLUS"}
 
-// posixIdxs caches the posixIdx of each Layout: the reader makes one
-// Layout per module version, shared by every log of that version (a few:
-// the cache is bounded all the same).
-var posixIdxs struct {
-	sync.Mutex
-	m map[*darshan.Layout]*posixIdx
+// layoutCache caches, per Layout, the counter indexes a Builder reads
+// (the reader makes one Layout per module version, shared by every log of
+// that version: a few; the cache is bounded all the same). Looking the
+// indexes up by name for every log cost more than a small log's insights.
+type layoutCache[T any] struct {
+	mu   sync.Mutex
+	m    map[*darshan.Layout]*T
+	make func(*darshan.Layout) *T
 }
 
-func posixIdxOf(l *darshan.Layout) *posixIdx {
-	posixIdxs.Lock()
-	defer posixIdxs.Unlock()
-	if p, ok := posixIdxs.m[l]; ok {
+func (c *layoutCache[T]) of(l *darshan.Layout) *T {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p, ok := c.m[l]; ok {
 		return p
 	}
-	p := newPosixIdx(l)
-	if posixIdxs.m == nil {
-		posixIdxs.m = map[*darshan.Layout]*posixIdx{}
+	p := c.make(l)
+	if c.m == nil {
+		c.m = map[*darshan.Layout]*T{}
 	}
-	if len(posixIdxs.m) < 64 {
-		posixIdxs.m[l] = p
+	if len(c.m) < 64 {
+		c.m[l] = p
 	}
 	return p
 }
+
+var (
+	posixIdxs = layoutCache[posixIdx]{make: newPosixIdx}
+	mpiioIdxs = layoutCache[mpiioIdx]{make: newMPIIOIdx}
+	stdioIdxs = layoutCache[stdioIdx]{make: newSTDIOIdx}
+)
 
 func newPosixIdx(l *darshan.Layout) *posixIdx {
 	p := &posixIdx{
@@ -245,9 +271,15 @@ func newPosixIdx(l *darshan.Layout) *posixIdx {
 		writeT: floatIdx(l, "POSIX_F_WRITE_TIME"),
 		slowT:  floatIdx(l, "POSIX_F_SLOWEST_RANK_TIME"), fastT: floatIdx(l, "POSIX_F_FASTEST_RANK_TIME"),
 	}
+	p.bins = -1
+	contiguous := true
 	for i, b := range binNames {
 		p.readBins[i] = intIdx(l, "POSIX_SIZE_READ_"+b)
 		p.writeBins[i] = intIdx(l, "POSIX_SIZE_WRITE_"+b)
+		contiguous = contiguous && p.readBins[i] == p.readBins[0]+i && p.writeBins[i] == p.readBins[0]+numBins+i
+	}
+	if contiguous && p.readBins[0] >= 0 {
+		p.bins = p.readBins[0]
 	}
 	return p
 }
@@ -310,33 +342,167 @@ var builderModules = []darshan.ModuleID{darshan.POSIX, darshan.MPIIO, darshan.ST
 type Builder struct {
 	l     *darshan.Log
 	t     *Totals
-	hosts bool // the DXT records are read (see Reads)
+	mods  uint64 // bit m: Reads(m)
+	hosts bool   // the DXT records are read (see Reads)
 
-	// POSIX: the counter indexes of the last layout seen, and per file
-	// what the file-level rankings need
+	// the counter indexes of the last layout seen, per module
 	posixLayout *darshan.Layout
 	posix       *posixIdx
-	files       map[uint64]int // file id → index in aggs
-	aggs        []fileAgg
-	// MPI-IO and STDIO: likewise
 	mpiioLayout *darshan.Layout
-	mpiio       [len(mpiioCounters)]int
+	mpiio       *mpiioIdx
 	stdioLayout *darshan.Layout
-	stdioR      int
-	stdioW      int
+	stdio       *stdioIdx
 
+	// s is what the Builder holds only while the log is read: taken from
+	// scratchPool, given back by Totals.
+	s *scratch
+}
+
+// scratch is a Builder's working memory, pooled: a small log's insights
+// cost less than allocating it (and collecting it) for each log.
+type scratch struct {
+	// aggs gathers per POSIX file what the file-level Rankings need; ids
+	// finds a file's entry.
+	aggs []fileAgg
+	ids  idTable
 	// tops holds the Rankings' entries while the log is read, so that
 	// ranking a record allocates nothing; Totals moves them into one
-	// allocation and gives tops back to topsPool.
-	tops *rankingTops
+	// allocation.
+	tops rankingTops
 }
 
 type rankingTops [numRankings][MaxFiles]Ranked
 
-var topsPool = sync.Pool{New: func() any { return new(rankingTops) }}
+// keepAggs bounds the aggs a pooled scratch keeps after a log of many
+// files.
+const keepAggs = 4096
+
+var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
+
+// file returns the entry of file id in aggs, added when new.
+func (s *scratch) file(id uint64) *fileAgg {
+	k, ok := s.ids.find(id, s.aggs)
+	if !ok {
+		k = len(s.aggs)
+		s.aggs = append(s.aggs, fileAgg{id: id})
+		s.ids.insert(id, k, s.aggs)
+	}
+	return &s.aggs[k]
+}
+
+// clearTops clears the entries of tops that the Rankings of t hold: their
+// names (the pool keeps no log's paths alive).
+func (s *scratch) clearTops(t *Totals) {
+	for i, r := range t.rankings() {
+		clear(s.tops[i][:len(r.Top)])
+	}
+}
+
+// release gives s back to the pool, its tops cleared (clearTops).
+func (s *scratch) release() {
+	s.ids.reset()
+	if cap(s.aggs) > keepAggs {
+		s.aggs = nil
+	} else {
+		s.aggs = s.aggs[:0]
+	}
+	scratchPool.Put(s)
+}
+
+// idTable finds a file's entry in aggs by its record id: up to
+// linearFiles files by a scan of aggs, beyond by a hash table of open
+// addressing on the id's bits (multiply-shift by a random odd factor, so
+// that no log can choose ids that collide). It costs a fraction of a map
+// of the same ids, which for a log of many files was most of the time of
+// its insights; and it is cleared at the cost of its size, for the next
+// log.
+type idTable struct {
+	slots []int32 // index in aggs + 1; 0: empty
+	shift uint    // 64 − log2(len(slots))
+}
+
+// linearFiles: up to this many files, a file's entry is found by a scan.
+const linearFiles = 8
+
+// keepSlots bounds the slots a pooled idTable keeps after a log of many
+// files.
+const keepSlots = 4 * keepAggs
+
+var idMul = rand.Uint64() | 1
+
+func (h *idTable) slot(id uint64) uint64 { return (id * idMul) >> h.shift }
+
+func (h *idTable) find(id uint64, aggs []fileAgg) (int, bool) {
+	if len(aggs) <= linearFiles {
+		for i := range aggs {
+			if aggs[i].id == id {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	mask := uint64(len(h.slots) - 1)
+	for i := h.slot(id); ; i = (i + 1) & mask {
+		k := h.slots[i]
+		if k == 0 {
+			return 0, false
+		}
+		if aggs[k-1].id == id {
+			return int(k - 1), true
+		}
+	}
+}
+
+// insert adds id at index k of aggs (aggs[k].id == id, not in h yet).
+func (h *idTable) insert(id uint64, k int, aggs []fileAgg) {
+	n := len(aggs)
+	if n <= linearFiles {
+		return
+	}
+	if 2*n > len(h.slots) {
+		h.grow(4 * n)
+		for i := range aggs[:n-1] {
+			h.put(aggs[i].id, i)
+		}
+	}
+	h.put(id, k)
+}
+
+// grow makes at least n empty slots (a power of two).
+func (h *idTable) grow(n int) {
+	size := 1 << bits.Len(uint(n-1))
+	if cap(h.slots) >= size {
+		h.slots = h.slots[:size]
+		clear(h.slots)
+	} else {
+		h.slots = make([]int32, size)
+	}
+	h.shift = uint(64 - bits.TrailingZeros(uint(size)))
+}
+
+func (h *idTable) put(id uint64, k int) {
+	mask := uint64(len(h.slots) - 1)
+	i := h.slot(id)
+	for h.slots[i] != 0 {
+		i = (i + 1) & mask
+	}
+	h.slots[i] = int32(k + 1)
+}
+
+func (h *idTable) reset() {
+	if cap(h.slots) > keepSlots {
+		h.slots = nil
+		return
+	}
+	clear(h.slots)
+	h.slots = h.slots[:0]
+}
 
 // numRankings is the number of Rankings of a Totals (see rankings).
 const numRankings = 11
+
+// moduleBit is the bit of module m in a uint64 set.
+func moduleBit(m darshan.ModuleID) uint64 { return 1 << uint(m) }
 
 // NewBuilder starts the Totals of l. It fails, as FromLog, on a log whose
 // module regions claim more than the file holds: insights of part of a log
@@ -346,11 +512,12 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 	// The modules l.Modules lists, without its slice (a small log's
 	// insights cost less than that allocation).
 	h := &l.Header
-	for i := range darshan.MaxModules {
-		id, reg := darshan.ModuleID(i), h.ModuleRegions[i]
-		if reg.Length == 0 && !h.PartialModule(id) {
+	for i := range h.ModuleRegions {
+		reg := &h.ModuleRegions[i]
+		if reg.Length == 0 && h.Partial&(1<<uint(i)) == 0 { // h.PartialModule, inlined
 			continue
 		}
+		id := darshan.ModuleID(i)
 		if end := reg.Offset + reg.Length; end < reg.Offset || end > uint64(l.Size()) {
 			return nil, &darshan.FormatError{Log: l.Name, Region: id.String(), Offset: int64(reg.Offset),
 				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
@@ -366,13 +533,13 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 	// (most of FromLog's time on a DXT log), so a log that cannot decide
 	// those codes skips it (and its hosts do not join a job's in Merge).
 	hosts := t.usesMPIIO() && t.CBNodes > 0
-	// Sized for the files the log names (most logs name a few): no
-	// regrowth.
-	nf := min(len(l.Names), 64)
-	b := &Builder{l: l, t: t, hosts: hosts, files: make(map[uint64]int, nf), aggs: make([]fileAgg, 0, nf),
-		tops: topsPool.Get().(*rankingTops)}
+	mods := t.Modules & (moduleBit(darshan.POSIX) | moduleBit(darshan.MPIIO) | moduleBit(darshan.STDIO))
+	if hosts {
+		mods |= t.Modules & (moduleBit(darshan.DXTPOSIX) | moduleBit(darshan.DXTMPIIO))
+	}
+	b := &Builder{l: l, t: t, mods: mods, hosts: hosts, s: scratchPool.Get().(*scratch)}
 	for i, r := range t.rankings() {
-		r.Top = b.tops[i][:0]
+		r.Top = b.s.tops[i][:0]
 	}
 	return b, nil
 }
@@ -381,14 +548,11 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 // and STDIO when the log has them, the DXT modules when the log can decide
 // the codes that need their hosts.
 func (b *Builder) Reads(m darshan.ModuleID) bool {
-	switch m {
-	case darshan.POSIX, darshan.MPIIO, darshan.STDIO:
-		return b.t.Has(m)
-	case darshan.DXTPOSIX, darshan.DXTMPIIO:
-		return b.hosts && b.t.Has(m)
-	}
-	return false
+	return m >= 0 && m < 64 && b.mods&moduleBit(m) != 0
 }
+
+// Modules is Reads of every module at once: bit 1<<m is set when Reads(m).
+func (b *Builder) Modules() uint64 { return b.mods }
 
 // Add adds record r, one of a module Reads accepts (others are ignored).
 // r is not kept: a RecordReader may reuse it.
@@ -405,67 +569,80 @@ func (b *Builder) Add(r darshan.Record) {
 		}
 	case *darshan.DXTRecord:
 		if b.hosts && r.Hostname != "" {
-			h := fnv.New64a()
-			h.Write([]byte(r.Hostname))
-			b.t.Hosts = addHost(b.t.Hosts, h.Sum64())
+			b.t.Hosts = addHost(b.t.Hosts, hostHash(r.Hostname))
 		}
 	}
+}
+
+// hostHash is the 64-bit FNV-1a hash of a host name (hash/fnv's New64a,
+// without its allocations: one per DXT record).
+func hostHash(s string) uint64 {
+	const (
+		offset64 = 14695981039346656037
+		prime64  = 1099511628211
+	)
+	h := uint64(offset64)
+	for i := 0; i < len(s); i++ {
+		h ^= uint64(s[i])
+		h *= prime64
+	}
+	return h
 }
 
 // Totals returns the Totals of the records added; err is the damage met
 // reading them, which makes it FromLog's error (no Totals). The Builder is
 // done with.
 func (b *Builder) Totals(err error) (*Totals, error) {
+	if b.s == nil {
+		panic("insights: Builder.Totals called twice")
+	}
+	s := b.s
+	b.s = nil
 	if err != nil {
-		b.releaseTops()
+		s.clearTops(b.t)
+		s.release()
 		return nil, err
 	}
-	t := b.t
-	// Files in id order, so that ties rank the same from run to run.
-	slices.SortFunc(b.aggs, func(x, y fileAgg) int { return cmp.Compare(x.id, y.id) })
-	for i := range b.aggs {
-		f := &b.aggs[i]
-		name := b.l.Names[f.id]
-		t.SmallReadFiles.offer(name, float64(f.smallR), 0)
-		t.SmallWriteFiles.offer(name, float64(f.smallW), 0)
+	t, names := b.t, b.l.Names
+	// The files in the order they came: a Ranking keeps the largest
+	// entries under an order in which only equal entries tie, whatever
+	// the order they are offered in.
+	for i := range s.aggs {
+		f := &s.aggs[i]
+		t.SmallReadFiles.offerID(names, f.id, float64(f.smallR), 0)
+		t.SmallWriteFiles.offerID(names, f.id, float64(f.smallW), 0)
 		if f.rankRecs > 0 {
 			if f.maxW > 0 {
-				t.WriteImbalance.offer(name, float64(f.maxW-f.minW)/float64(f.maxW), 0)
+				t.WriteImbalance.offerID(names, f.id, float64(f.maxW-f.minW)/float64(f.maxW), 0)
 			}
 			if f.maxR > 0 {
-				t.ReadImbalance.offer(name, float64(f.maxR-f.minR)/float64(f.maxR), 0)
+				t.ReadImbalance.offerID(names, f.id, float64(f.maxR-f.minR)/float64(f.maxR), 0)
 			}
 		}
 	}
-	// The entries out of the Builder, into one array the Totals keeps.
+	// The entries out of the scratch, into one array the Totals keeps.
 	rs, n := t.rankings(), 0
 	for _, r := range rs {
 		n += len(r.Top)
 	}
-	kept := make([]Ranked, 0, n)
-	for i, r := range rs {
-		k := len(kept)
+	var kept []Ranked
+	if n > 0 {
+		kept = make([]Ranked, 0, n)
+	}
+	for _, r := range rs {
 		kept = append(kept, r.Top...)
-		clear(b.tops[i][:len(r.Top)]) // offer writes no further
-		r.Top = kept[k:len(kept):len(kept)]
+	}
+	s.clearTops(t)
+	k := 0
+	for _, r := range rs {
 		if len(r.Top) == 0 {
 			r.Top = nil
+			continue
 		}
+		r.Top, k = kept[k:k+len(r.Top):k+len(r.Top)], k+len(r.Top)
 	}
-	topsPool.Put(b.tops)
-	b.tops = nil
+	s.release()
 	return t, nil
-}
-
-// releaseTops gives the Builder's scratch back, cleared (the pool keeps no
-// log's paths alive), when the Totals are not made.
-func (b *Builder) releaseTops() {
-	if b.tops == nil {
-		return
-	}
-	*b.tops = rankingTops{}
-	topsPool.Put(b.tops)
-	b.tops = nil
 }
 
 // smallBins is the number of access size bins under 1 MiB.
@@ -473,7 +650,7 @@ var smallBins = slices.Index(sizeBinEdges[:], 1<<20) + 1
 
 func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 	if r.Layout != b.posixLayout {
-		b.posixLayout, b.posix = r.Layout, posixIdxOf(r.Layout)
+		b.posixLayout, b.posix = r.Layout, posixIdxs.of(r.Layout)
 	}
 	t, idx := b.t, b.posix
 	in, fl := r.Ints, r.Floats
@@ -485,18 +662,30 @@ func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 	t.POSIXBytesRead += bytesR
 	t.POSIXBytesWritten += bytesW
 	var smallR, smallW int64
+	var rbins, wbins [numBins]int64
+	if k := idx.bins; k >= 0 && k+2*numBins <= len(in) {
+		bins := in[k : k+2*numBins]
+		for i := range numBins {
+			rbins[i], wbins[i] = max(bins[i], 0), max(bins[numBins+i], 0)
+		}
+	} else {
+		for i := range numBins {
+			rbins[i], wbins[i] = iv(in, idx.readBins[i]), iv(in, idx.writeBins[i])
+		}
+	}
 	for i := range numBins {
-		rb, wb := iv(in, idx.readBins[i]), iv(in, idx.writeBins[i])
-		t.ReadBins[i] += rb
-		t.WriteBins[i] += wb
-		if r.Rank == -1 {
-			t.SharedReadBins[i] += rb
-			t.SharedWriteBins[i] += wb
+		t.ReadBins[i] += rbins[i]
+		t.WriteBins[i] += wbins[i]
+	}
+	if r.Rank == -1 {
+		for i := range numBins {
+			t.SharedReadBins[i] += rbins[i]
+			t.SharedWriteBins[i] += wbins[i]
 		}
-		if i < smallBins {
-			smallR += rb
-			smallW += wb
-		}
+	}
+	for i := range smallBins {
+		smallR += rbins[i]
+		smallW += wbins[i]
 	}
 	t.MemNotAligned += iv(in, idx.memNA)
 	t.FileNotAligned += iv(in, idx.fileNA)
@@ -511,30 +700,26 @@ func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 	t.SeqReads += iv(in, idx.seqR)
 	t.SeqWrites += iv(in, idx.seqW)
 
-	name := b.l.Names[r.ID]
-	t.MetaTime.offer(name, fv(fl, idx.metaT), float64(r.Rank))
-	k, ok := b.files[r.ID]
-	if !ok {
-		k = len(b.aggs)
-		b.files[r.ID] = k
-		b.aggs = append(b.aggs, fileAgg{id: r.ID})
-	}
-	f := &b.aggs[k]
+	// The record's name is looked up only for an entry a Ranking may
+	// keep (offerID): most records of a log of many files rank below.
+	names := b.l.Names
+	t.MetaTime.offerID(names, r.ID, fv(fl, idx.metaT), float64(r.Rank))
+	f := b.s.file(r.ID)
 	f.smallR += smallR
 	f.smallW += smallW
 	if r.Rank == -1 {
 		t.SharedRecords++
 		t.SharedReads += reads
 		t.SharedWrites += writes
-		t.SharedSmallReads.offer(name, float64(smallR), 0)
-		t.SharedSmallWrites.offer(name, float64(smallW), 0)
+		t.SharedSmallReads.offerID(names, r.ID, float64(smallR), 0)
+		t.SharedSmallWrites.offerID(names, r.ID, float64(smallW), 0)
 		if total := bytesR + bytesW; total > 0 {
 			d := iv(in, idx.slowB) - iv(in, idx.fastB)
-			t.StragglerBytes.offer(name, math.Abs(float64(d))/float64(total), 0)
+			t.StragglerBytes.offerID(names, r.ID, math.Abs(float64(d))/float64(total), 0)
 		}
 		if total := fv(fl, idx.writeT) + fv(fl, idx.readT) + fv(fl, idx.metaT); total > 0 {
 			d := fv(fl, idx.slowT) - fv(fl, idx.fastT)
-			t.StragglerTime.offer(name, math.Abs(d)/total, 0)
+			t.StragglerTime.offerID(names, r.ID, math.Abs(d)/total, 0)
 		}
 	} else {
 		if f.rankRecs == 0 {
@@ -559,34 +744,50 @@ func (t *Totals) mpiioSums() [len(mpiioCounters)]*int64 {
 		&t.MPIIOBytesRead, &t.MPIIOBytesWritten}
 }
 
+// mpiioIdx are the indexes of mpiioCounters in one MPI-IO layout (-1:
+// absent).
+type mpiioIdx [len(mpiioCounters)]int
+
+func newMPIIOIdx(l *darshan.Layout) *mpiioIdx {
+	var p mpiioIdx
+	for i, n := range mpiioCounters {
+		p[i] = intIdx(l, n)
+	}
+	return &p
+}
+
 func (b *Builder) addMPIIO(r *darshan.CounterRecord) {
 	if r.Layout != b.mpiioLayout {
-		b.mpiioLayout = r.Layout
-		for i, n := range mpiioCounters {
-			b.mpiio[i] = intIdx(r.Layout, n)
-		}
+		b.mpiioLayout, b.mpiio = r.Layout, mpiioIdxs.of(r.Layout)
 	}
-	t := b.t
+	t, idx := b.t, b.mpiio
 	t.MPIIORecords++
 	for i, d := range t.mpiioSums() {
-		*d += iv(r.Ints, b.mpiio[i])
+		*d += iv(r.Ints, idx[i])
 	}
 	name := b.l.Names[r.ID]
 	if strings.HasSuffix(name, ".h5") || strings.HasSuffix(name, ".hdf5") {
 		t.HDF5Names = true
 	}
-	ir, iw := iv(r.Ints, b.mpiio[0]), iv(r.Ints, b.mpiio[4])
+	ir, iw := iv(r.Ints, idx[0]), iv(r.Ints, idx[4])
 	t.IndepReadRecords.offer(name, float64(ir), float64(ir+iw))
 	t.IndepWriteRecords.offer(name, float64(iw), float64(ir+iw))
 }
 
+// stdioIdx are the indexes of STDIO_BYTES_READ and _WRITTEN in one STDIO
+// layout (-1: absent).
+type stdioIdx struct{ read, written int }
+
+func newSTDIOIdx(l *darshan.Layout) *stdioIdx {
+	return &stdioIdx{intIdx(l, "STDIO_BYTES_READ"), intIdx(l, "STDIO_BYTES_WRITTEN")}
+}
+
 func (b *Builder) addSTDIO(r *darshan.CounterRecord) {
 	if r.Layout != b.stdioLayout {
-		b.stdioLayout = r.Layout
-		b.stdioR, b.stdioW = intIdx(r.Layout, "STDIO_BYTES_READ"), intIdx(r.Layout, "STDIO_BYTES_WRITTEN")
+		b.stdioLayout, b.stdio = r.Layout, stdioIdxs.of(r.Layout)
 	}
-	b.t.STDIOBytesRead += iv(r.Ints, b.stdioR)
-	b.t.STDIOBytesWritten += iv(r.Ints, b.stdioW)
+	b.t.STDIOBytesRead += iv(r.Ints, b.stdio.read)
+	b.t.STDIOBytesWritten += iv(r.Ints, b.stdio.written)
 }
 
 func addHost(hosts []uint64, h uint64) []uint64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 )
@@ -88,18 +89,49 @@ func (c *evalCtx) insight(code string, level Level, fired bool, value, threshold
 // every log ("the sidecar exports a code's first recommendation once per
 // code"); so Decide writes a code's text once, the first time it fires,
 // rather than for every log (writing the text was most of its cost).
-var firstRecs sync.Map // code → []string
+var firstRecs [64]atomic.Pointer[[]string] // by codeIndex; firstRecsOther beyond
+
+var firstRecsOther sync.Map // code → *[]string: a code codeIndex does not know
 
 func firstRecommendation(code string, txt text) []string {
-	if v, ok := firstRecs.Load(code); ok {
-		return v.([]string)
+	i, known := codeIndex(code)
+	if known {
+		if p := firstRecs[i].Load(); p != nil {
+			return *p
+		}
+	} else if v, ok := firstRecsOther.Load(code); ok {
+		return *v.(*[]string)
 	}
 	var first []string
 	if _, recs := txt(); len(recs) > 0 {
 		first = recs[:1:1]
 	}
-	firstRecs.Store(code, first)
+	if known {
+		firstRecs[i].Store(&first)
+	} else {
+		firstRecsOther.Store(code, &first)
+	}
 	return first
+}
+
+// codeIndex numbers the codes S01, P01–P31 and M01–M32 (every code of
+// Codes is one) from 0 to 63, without a map: a sync.Map by code cost a
+// job's evaluation more than most of its triggers. false for any other
+// code.
+func codeIndex(code string) (int, bool) {
+	if len(code) != 3 || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
+		return 0, false
+	}
+	n := int(code[1]-'0')*10 + int(code[2]-'0')
+	switch {
+	case code[0] == 'S' && n == 1:
+		return 0, true
+	case code[0] == 'P' && n >= 1 && n <= 31:
+		return n, true
+	case code[0] == 'M' && n >= 1 && n <= 32:
+		return 31 + n, true
+	}
+	return 0, false
 }
 
 // files is the detail of an insight that fired: the names of r's kept

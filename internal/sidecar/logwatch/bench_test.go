@@ -34,26 +34,71 @@ func ingestDir(b *testing.B, dir string, logs int, maxRecords int, ins *insights
 	report, n := cpuclock.Start(b), 0
 	for b.Loop() {
 		n++
-		s, err := Start(Config{Dirs: []string{dir}, Workers: 2, NoInotify: true, RescanInterval: time.Hour,
-			Retention: 100000 * time.Hour, MaxRecords: maxRecords, ExeLabel: true, Insights: ins})
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := s.Sync(context.Background()); err != nil {
-			b.Fatal(err)
-		}
-		if snap := s.Snapshot(); snap.Processed != uint64(logs) {
-			b.Fatalf("processed %d of %d", snap.Processed, logs)
-		}
-		s.Close()
+		ingestOnce(b, dir, logs, maxRecords, ins)
 	}
 	report(n)
 	b.ReportMetric(float64(logs)*float64(b.N)/b.Elapsed().Seconds(), "logs/s")
 }
 
+// ingestOnce runs a fresh sidecar over dir, until it has read its logs.
+func ingestOnce(b *testing.B, dir string, logs int, maxRecords int, ins *insights.Config) {
+	s, err := Start(Config{Dirs: []string{dir}, Workers: 2, NoInotify: true, RescanInterval: time.Hour,
+		Retention: 100000 * time.Hour, MaxRecords: maxRecords, ExeLabel: true, Insights: ins})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := s.Sync(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	if snap := s.Snapshot(); snap.Processed != uint64(logs) {
+		b.Fatalf("processed %d of %d", snap.Processed, logs)
+	}
+	s.Close()
+}
+
+// ingestRatio ingests dir without and with insights in turn (each first
+// every other iteration), and reports the CPU time of each per iteration
+// and their ratio, insights-ratio: what other work on the machine costs
+// falls on both alike, where two benchmarks run one after the other see
+// it change (between runs of BenchmarkIngestSmall, its two parts' ratio
+// went from 0.9 to 1.4).
+func ingestRatio(b *testing.B, dir string, logs int) {
+	cfg := insights.DefaultConfig()
+	var off, on time.Duration
+	n := 0
+	for b.Loop() {
+		for k := range 2 {
+			with := (k+n)%2 == 1
+			start := cpuclock.Used()
+			if with {
+				ingestOnce(b, dir, logs, 0, &cfg)
+				on += cpuclock.Used() - start
+			} else {
+				ingestOnce(b, dir, logs, 0, nil)
+				off += cpuclock.Used() - start
+			}
+		}
+		n++
+	}
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) / float64(n) }
+	b.ReportMetric(ms(off), "cpu-ms-without/op")
+	b.ReportMetric(ms(on), "cpu-ms-with/op")
+	b.ReportMetric(float64(on)/float64(off), "insights-ratio")
+}
+
 // BenchmarkIngestCorpus reads the corpus' generated/ and release/ logs
 // (38 logs, 0.8 to 470 KB), each copied 5 times.
 func BenchmarkIngestCorpus(b *testing.B) {
+	dir, n := corpusCopies(b)
+	// The cost of the insights: the same logs without and with them.
+	cfg := insights.DefaultConfig()
+	b.Run("insights=false", func(b *testing.B) { ingestDir(b, dir, n, 0, nil) })
+	b.Run("insights=true", func(b *testing.B) { ingestDir(b, dir, n, 0, &cfg) })
+}
+
+// corpusCopies writes 5 copies of the corpus' generated/ and release/ logs
+// under a temporary directory, and returns it with the number of logs.
+func corpusCopies(b *testing.B) (string, int) {
 	src := corpus.Dir(b, "darshan")
 	dir := b.TempDir()
 	n := 0
@@ -70,10 +115,23 @@ func BenchmarkIngestCorpus(b *testing.B) {
 			}
 		}
 	}
-	// The cost of the insights: the same logs without and with them.
-	cfg := insights.DefaultConfig()
-	b.Run("insights=false", func(b *testing.B) { ingestDir(b, dir, n, 0, nil) })
-	b.Run("insights=true", func(b *testing.B) { ingestDir(b, dir, n, 0, &cfg) })
+	return dir, n
+}
+
+// BenchmarkIngestInsightsRatio is the cost of the insights in the ingests
+// of BenchmarkIngestCorpus and BenchmarkIngestSmall, measured in turn
+// (ingestRatio): insights-ratio is the CPU time with them over the CPU
+// time without.
+func BenchmarkIngestInsightsRatio(b *testing.B) {
+	b.Run("corpus", func(b *testing.B) {
+		dir, n := corpusCopies(b)
+		ingestRatio(b, dir, n)
+	})
+	b.Run("small", func(b *testing.B) {
+		dir := b.TempDir()
+		writeJobs(b, dir, 200, 4)
+		ingestRatio(b, dir, 200)
+	})
 }
 
 func writeJobs(b *testing.B, dir string, n, ranks int) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math/bits"
 	"os"
 	"strconv"
 
@@ -144,28 +145,32 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 // log is most of its time, and decoding its records most of a log's).
 // It gives exactly what signals.Summarize and then insights.FromLog give
 // (TestOnePassMatchesTwoCalls): the signals' modules are read first, in
-// module id order, as Summarize reads them, and the modules only the
-// insights read (DXT, for the hosts) after, as FromLog read them after
-// the signals. A log whose signals met damage is refused whole: its
-// insights are not finished (no Totals, no error).
+// module id order, as Summarize reads them (those without a region, which
+// hold no record, are not opened), and the modules only the insights read
+// (DXT, for the hosts) after, as FromLog read them after the signals. A
+// log whose signals met damage is refused whole: its insights are not
+// finished (no Totals, no error).
 func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summary, *insights.Totals, error) {
 	sig := signals.NewSummarizer(l, maxRecords)
-	var ins *insightsPass
+	var pass insightsPass
+	var ins *insightsPass // nil: no insights
 	if withInsights {
-		ins = startInsights(l)
+		ins = &pass
+		ins.start(l)
 	}
 	var errs []error
-	for m := range darshan.ModuleID(darshan.MaxModules) {
-		if !signals.Reads(m) {
-			continue
-		}
+	// Only the modules with a region: one without has no record, and
+	// opening its reader (two allocations, for some fifteen modules a log
+	// does not have) cost a small log more than its insights.
+	for set := signalsModules & withData(l); set != 0; set &= set - 1 {
+		m := darshan.ModuleID(bits.TrailingZeros64(set))
 		feed := ins.reads(m)
 		rd := l.Records(m)
-		for rd.Next() {
-			r := rd.Record()
-			sig.Add(r)
-			if feed {
-				ins.add(r)
+		if feed {
+			ins.walk(rd, sig)
+		} else {
+			for rd.Next() {
+				sig.Add(rd.Record())
 			}
 		}
 		if err := rd.Err(); err != nil {
@@ -183,14 +188,12 @@ func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summar
 	// its memory budget there loses its insights, not its signals). Their
 	// decoding is the insights' alone: a panic in it costs the log its
 	// insights, as when FromLog read them.
-	for m := range darshan.ModuleID(darshan.MaxModules) {
-		if signals.Reads(m) || !ins.reads(m) {
-			continue
-		}
+	for rest := ins.modules() &^ signalsModules; rest != 0 && ins.err == nil; rest &= rest - 1 {
+		m := darshan.ModuleID(bits.TrailingZeros64(rest))
 		ins.guard(func() {
 			rd := l.Records(m)
 			for rd.Next() {
-				ins.add(rd.Record())
+				ins.b.Add(rd.Record())
 			}
 			ins.fail(rd.Err())
 		})
@@ -199,20 +202,43 @@ func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summar
 	return sum, t, err
 }
 
+// signalsModules is the set of modules the signals read (signals.Reads),
+// bit 1<<m for module m: asked once, not for each module of each log.
+var signalsModules = func() (set uint64) {
+	for m := range darshan.ModuleID(darshan.MaxModules) {
+		if signals.Reads(m) {
+			set |= moduleBit(m)
+		}
+	}
+	return set
+}()
+
+func moduleBit(m darshan.ModuleID) uint64 { return 1 << uint(m) }
+
+// withData returns the set of l's modules whose region is not empty.
+func withData(l *darshan.Log) (set uint64) {
+	for i, reg := range l.Header.ModuleRegions {
+		if reg.Length != 0 && i < 64 {
+			set |= 1 << uint(i)
+		}
+	}
+	return set
+}
+
 // totalsBuilder is what the sidecar needs of an insights.Builder.
 type totalsBuilder interface {
-	Reads(darshan.ModuleID) bool
+	Modules() uint64 // bit 1<<m: the Builder reads module m
 	Add(darshan.Record)
 	Totals(error) (*insights.Totals, error)
 }
 
 // newBuilder and evaluate are insights.NewBuilder and
-// insights.DecideAppend (a view keeps no message: writing them was most of
-// an evaluation; the store's scratch slice is reused, under its lock);
-// tests replace them with failing ones.
+// insights.Decider.Fired (a view keeps only the insights that fired, and
+// no message: writing them was most of an evaluation; the store's scratch
+// slice is reused, under its lock); tests replace them with failing ones.
 var (
 	newBuilder = builderOf
-	evaluate   = insights.DecideAppend
+	evaluate   = (*insights.Decider).Fired
 )
 
 func builderOf(l *darshan.Log) (totalsBuilder, error) {
@@ -233,10 +259,8 @@ type insightsPass struct {
 	mods  uint64 // bit m: the Builder reads module m
 }
 
-func startInsights(l *darshan.Log) *insightsPass {
-	p := &insightsPass{}
+func (p *insightsPass) start(l *darshan.Log) {
 	p.guard(func() { p.b, p.err = newBuilder(l) })
-	return p
 }
 
 // guard runs f, turning a panic into the pass' error.
@@ -249,36 +273,55 @@ func (p *insightsPass) guard(f func()) {
 	f()
 }
 
-// reads reports whether the Builder reads module m (and has not failed).
-// It asks the Builder once for every module, at the first call: a guard
-// per question cost more than the insights of a small log.
-func (p *insightsPass) reads(m darshan.ModuleID) bool {
+// modules returns the modules the Builder reads (none once it failed). It
+// asks the Builder once: a guard per question cost more than the insights
+// of a small log.
+func (p *insightsPass) modules() uint64 {
 	if p == nil || p.err != nil {
-		return false
+		return 0
 	}
 	if !p.asked {
 		p.asked = true
-		p.guard(func() {
-			for m := range darshan.ModuleID(darshan.MaxModules) {
-				if p.b.Reads(m) {
-					p.mods |= 1 << uint(m)
-				}
-			}
-		})
+		p.guard(func() { p.mods = p.b.Modules() })
 	}
-	return p.err == nil && p.mods&(1<<uint(m)) != 0
+	if p.err != nil {
+		return 0
+	}
+	return p.mods
 }
 
-func (p *insightsPass) add(r darshan.Record) {
-	if p.err != nil {
-		return
+// reads reports whether the Builder reads module m (and has not failed).
+func (p *insightsPass) reads(m darshan.ModuleID) bool { return p.modules()&moduleBit(m) != 0 }
+
+// walk gives the records of rd to the signals and to the Builder. A panic
+// in the Builder stops the insights (it is the pass' error) and the walk
+// goes on for the signals. One recover per module, not per record: that
+// cost a small log's record more than its insights.
+func (p *insightsPass) walk(rd *darshan.RecordReader, sig *signals.Summarizer) {
+	if p.walkToPanic(rd, sig) {
+		for rd.Next() {
+			sig.Add(rd.Record())
+		}
 	}
+}
+
+// walkToPanic is walk until the Builder panics, if it does (true).
+func (p *insightsPass) walkToPanic(rd *darshan.RecordReader, sig *signals.Summarizer) (panicked bool) {
+	inBuilder := false // a panic now is the Builder's
 	defer func() {
-		if v := recover(); v != nil {
-			p.fail(fmt.Errorf("panic: %v", v))
+		if inBuilder {
+			p.fail(fmt.Errorf("panic: %v", recover()))
+			panicked = true
 		}
 	}()
-	p.b.Add(r)
+	for rd.Next() {
+		r := rd.Record()
+		sig.Add(r)
+		inBuilder = true
+		p.b.Add(r)
+		inBuilder = false
+	}
+	return false
 }
 
 // fail stops the pass at its first error (a nil err is none).

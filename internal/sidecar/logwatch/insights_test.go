@@ -148,7 +148,9 @@ func TestInsightsFailureCostsInsightsOnly(t *testing.T) {
 
 	// A panic while evaluating a job: the job keeps its signals.
 	setVar(t, &newBuilder, builderOf)
-	setVar(t, &evaluate, func([]insights.Insight, *insights.Totals, insights.Config) []insights.Insight { panic("evaluate") })
+	setVar(t, &evaluate, func(*insights.Decider, []insights.Insight, *insights.Totals) ([]insights.Insight, int) {
+		panic("evaluate")
+	})
 	writeFile(t, filepath.Join(root, "c_id55-1_1.darshan"), smallWriteLog(t, 55, now.Add(-40*time.Minute), 10))
 	snap = syncNow(t, s)
 	if j := jobsByID(snap)["55"]; j == nil || j.Insights != nil || j.Job[1].V != 10*4096 || snap.InsightsFailed != 3 {

@@ -19,7 +19,7 @@ type store struct {
 	retention  time.Duration
 	maxJobs    int
 	maxRecords int
-	insights   *insights.Config // nil: no insights
+	insights   *insights.Decider // nil: no insights
 	log        *slog.Logger
 
 	mu   sync.Mutex
@@ -76,11 +76,19 @@ type jobEntry struct {
 	merged *signals.Summary
 	totals *insights.Totals // its logs' Totals merged; nil when none has any
 	end    time.Time        // the latest end of its logs
-	view   *JobView
+	// view is what the collector exports of the job, made by views when
+	// asked for; nil when the job changed since. A job whose logs come in
+	// between two scrapes is evaluated once, not once per log, and the
+	// workers adding logs do not wait for it.
+	view *JobView
 }
 
 func newStore(retention time.Duration, maxJobs, maxRecords int, cfg *insights.Config) *store {
-	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords, insights: cfg, log: slog.New(slog.DiscardHandler),
+	var d *insights.Decider
+	if cfg != nil {
+		d = insights.NewDecider(*cfg)
+	}
+	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords, insights: d, log: slog.New(slog.DiscardHandler),
 		logs: map[string]*logEntry{}, byPrint: map[fingerprint][]*logEntry{}, jobs: map[Identity]*jobEntry{}}
 }
 
@@ -152,27 +160,37 @@ func (s *store) activate(e *logEntry) {
 	if e.end.After(j.end) {
 		j.end = e.end
 	}
-	j.view = newJobView(j.id, j.merged, s.evaluateJob(j))
+	j.view = nil
 	s.sorted = nil
 }
 
-// evaluateJob returns the insights of job j as its view keeps them. A panic
-// in a trigger (input nobody foresaw) costs the job its insights, not its
-// signals, nor the sidecar.
-func (s *store) evaluateJob(j *jobEntry) (out *jobInsights) {
+// newView makes the view of job j, with its insights when they are on.
+func (s *store) newView(j *jobEntry) *JobView {
+	ins, ok := s.evaluateJob(j)
+	if !ok {
+		return newJobView(j.id, j.merged, nil)
+	}
+	return newJobView(j.id, j.merged, &ins)
+}
+
+// evaluateJob returns the insights of job j as its view keeps them (false:
+// none, insights off or failed). A panic in a trigger (input nobody
+// foresaw) costs the job its insights, not its signals, nor the sidecar.
+func (s *store) evaluateJob(j *jobEntry) (out jobInsights, ok bool) {
 	if s.insights == nil || j.totals == nil {
-		return nil
+		return jobInsights{}, false
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			out = nil
+			out, ok = jobInsights{}, false
 			s.evalFailed++
 			s.log.Warn("cannot evaluate the insights of a Darshan job; its signals are exported",
 				"jobid", j.id.JobID, "uid", j.id.UID, "exe", j.id.Exe, "err", fmt.Errorf("panic: %v", p))
 		}
 	}()
-	s.scratch = evaluate(s.scratch, j.totals, *s.insights)
-	return newJobInsights(s.scratch, j.totals.Logs)
+	fired, decided := evaluate(s.insights, s.scratch, j.totals)
+	s.scratch = fired
+	return newJobInsights(fired, decided, j.totals.Logs), true
 }
 
 // removeLocked forgets the log at path (its file vanished or changed). A
@@ -235,7 +253,7 @@ func (s *store) deactivate(e *logEntry) {
 	default:
 		j.totals = insights.Merge(totals...)
 	}
-	j.view = newJobView(j.id, j.merged, s.evaluateJob(j))
+	j.view = nil
 }
 
 func (s *store) remove(path string) {
@@ -299,14 +317,18 @@ func (s *store) enforceMaxJobs() {
 	}
 }
 
-// views returns the views of all jobs sorted by identity. The slice and the
-// views are not changed afterwards: a scrape can write them without a lock.
+// views returns the views of all jobs sorted by identity, making those of
+// the jobs that changed. The slice and the views are not changed
+// afterwards: a scrape can write them without a lock.
 func (s *store) views() []*JobView {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sorted == nil {
 		out := make([]*JobView, 0, len(s.jobs))
 		for _, j := range s.jobs {
+			if j.view == nil {
+				j.view = s.newView(j)
+			}
 			out = append(out, j.view)
 		}
 		slices.SortFunc(out, func(a, b *JobView) int {

@@ -63,27 +63,20 @@ type jobInsights struct {
 	logs    int
 }
 
-func newJobInsights(all []insights.Insight, logs int) *jobInsights {
-	out := &jobInsights{decided: len(all), logs: logs}
-	fired := 0
-	for i := range all {
-		if all[i].Level != insights.OK {
-			fired++
-		}
+// newJobInsights keeps of the insights that fired what a view exports;
+// decided is the number of insights decided, OK ones included.
+func newJobInsights(fired []insights.Insight, decided, logs int) jobInsights {
+	out := jobInsights{decided: decided, logs: logs}
+	if len(fired) > 0 {
+		out.fired = make([]InsightView, len(fired))
 	}
-	if fired > 0 {
-		out.fired = make([]InsightView, 0, fired)
-	}
-	for i := range all {
-		in := &all[i]
-		if in.Level == insights.OK {
-			continue
-		}
-		v := InsightView{Code: in.Code, Level: in.Level, Value: in.Value, Threshold: in.Threshold}
+	for i := range fired {
+		in := &fired[i]
+		v := &out.fired[i]
+		*v = InsightView{Code: in.Code, Level: in.Level, Value: in.Value, Threshold: in.Threshold}
 		if len(in.Recommendations) > 0 {
 			v.Recommendation = in.Recommendations[0]
 		}
-		out.fired = append(out.fired, v)
 	}
 	return out
 }
