@@ -14,8 +14,12 @@ import (
 // order. Memory stays bounded: at most partsAhead parts are encoded ahead
 // of the one being sent, whatever the family's size.
 
-// partsAhead bounds the parts encoded ahead of the one being written.
-func partsAhead() int { return runtime.GOMAXPROCS(0) + 1 }
+// partsAhead bounds the parts encoded ahead of the one being written: at
+// least 8 (a few hundred kilobytes), so that an encoder that loses its core
+// for a while does not leave the response waiting while others could work;
+// with one part per core and one more, a 2-core scrape of 10,000 jobs took
+// 8 % (plain) to 12 % (gzip) longer (BinaryScrape).
+func partsAhead() int { return max(runtime.GOMAXPROCS(0)+1, 8) }
 
 // encodedPart is one part's samples, encoded.
 type encodedPart struct {
