@@ -231,6 +231,35 @@ func TestSplitStreamsBomb(t *testing.T) {
 	}
 }
 
+// helpedRecords is the number of POSIX records of helpedPOSIXLog.
+const helpedRecords = 3000
+
+// helpedPOSIXLog writes a log whose POSIX region is big enough for helpers
+// (over helpedMin): random counters, incompressible enough.
+func helpedPOSIXLog(t *testing.T, seed uint64) []byte {
+	t.Helper()
+	r := rand.New(rand.NewPCG(seed, seed+1))
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	w.Job = Job{NProcs: 100}
+	w.RecordsPerStream = 10
+	layout := LayoutOf(POSIX, 4)
+	for i := range helpedRecords {
+		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
+			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
+		for k := range rec.Ints {
+			rec.Ints[k] = r.Int64N(1 << 40)
+		}
+		if err := w.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
 // TestHelpersStopBeforeRelease: a log whose big POSIX region is damaged in
 // its first stream, read while helpers decode the chunks after it, and
 // while another goroutine reads an intact log. The region's buffers go
@@ -240,27 +269,7 @@ func TestHelpersStopBeforeRelease(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("helpers need GOMAXPROCS > 1")
 	}
-	r := rand.New(rand.NewPCG(21, 22))
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	w.Job = Job{NProcs: 100}
-	w.RecordsPerStream = 10
-	layout := LayoutOf(POSIX, 4)
-	const records = 3000 // a region over helpedMin
-	for i := range records {
-		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
-			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
-		for k := range rec.Ints {
-			rec.Ints[k] = r.Int64N(1 << 40) // incompressible enough for a region of helpers
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	good := buf.Bytes()
+	good := helpedPOSIXLog(t, 21)
 	l := readBack(t, good)
 	reg := l.Header.ModuleRegions[POSIX]
 	if chunks, ahead := chunkPlan(int(reg.Length)); ahead == 0 {
@@ -272,7 +281,7 @@ func TestHelpersStopBeforeRelease(t *testing.T) {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range 20 {
-			if recs, err := readBack(t, good).ReadModule(POSIX); err != nil || len(recs) != records {
+			if recs, err := readBack(t, good).ReadModule(POSIX); err != nil || len(recs) != helpedRecords {
 				t.Errorf("intact log: %d records, %v", len(recs), err)
 				return
 			}
@@ -298,31 +307,11 @@ func TestCloseStopsHelpers(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		t.Skip("helpers need GOMAXPROCS > 1")
 	}
-	r := rand.New(rand.NewPCG(23, 24))
-	var buf bytes.Buffer
-	w := NewWriter(&buf)
-	w.Job = Job{NProcs: 100}
-	w.RecordsPerStream = 10
-	layout := LayoutOf(POSIX, 4)
-	const records = 3000 // a region over helpedMin
-	for i := range records {
-		rec := &CounterRecord{Key: Key{Module: POSIX, Rank: int64(i / 20), ID: r.Uint64()}, Layout: layout,
-			Ints: make([]int64, len(layout.Ints)), Floats: make([]float64, len(layout.Floats))}
-		for k := range rec.Ints {
-			rec.Ints[k] = r.Int64N(1 << 40)
-		}
-		if err := w.Write(rec); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	data := buf.Bytes()
+	data := helpedPOSIXLog(t, 23)
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for range 10 {
-			if recs, err := readBack(t, data).ReadModule(POSIX); err != nil || len(recs) != records {
+			if recs, err := readBack(t, data).ReadModule(POSIX); err != nil || len(recs) != helpedRecords {
 				t.Errorf("whole read: %d records, %v", len(recs), err)
 				return
 			}
