@@ -46,7 +46,7 @@ func NewConcurrentJobStatsParser(h JobStatsHandler) *ConcurrentJobStatsParser {
 // that the reader keeps emptying the pipe while a helper waits for a core.
 // With one chunk per core and one more, a 2-core server's lctl run took 8 %
 // longer at 10,000 jobs and a third longer at 100,000 (BinaryScrape's
-// lctl-run-ms); 16 chunks were no faster than 8, and held a megabyte more.
+// lctl-run-ms); 16 chunks were no faster than 8, and held up to 3 MB more.
 const minChunksAhead = 8
 
 func newConcurrentJobStatsParser(h JobStatsHandler, chunkSize, ahead int) *ConcurrentJobStatsParser {
