@@ -105,11 +105,7 @@ func TestEndToEnd(t *testing.T) {
 	bin := exporterBinary(t)
 	dir := t.TempDir()
 
-	// The demo, as the server unit runs the exporter.
-	demoAddr := freePort(t)
-	demo := start(t, "demo exporter", bin, append(unitArgs(t, "systemd/hpcio-exporter.service",
-		map[string]string{"--web.listen-address": demoAddr}, "--web.config.file"), "--demo")...)
-	waitHTTP(t, demo, "http://"+demoAddr+"/metrics", 30*time.Second)
+	demoAddr := startUnitDemo(t, bin)
 
 	// Darshan logs for two of the demo's jobs, so that the jobid join of
 	// Lustre and Darshan has something to join: a long-running batch job
@@ -511,6 +507,17 @@ func checkTargetsUp(t *testing.T, api promAPI, n int, within time.Duration) {
 		}
 		time.Sleep(time.Second)
 	}
+}
+
+// startUnitDemo starts the exporter on its demo as the server unit runs it,
+// and returns its address once it answers.
+func startUnitDemo(t *testing.T, bin string) string {
+	t.Helper()
+	addr := freePort(t)
+	demo := start(t, "demo exporter", bin, append(unitArgs(t, "systemd/hpcio-exporter.service",
+		map[string]string{"--web.listen-address": addr}, "--web.config.file"), "--demo")...)
+	waitHTTP(t, demo, "http://"+addr+"/metrics", 30*time.Second)
+	return addr
 }
 
 // checkTruth compares rate() of the demo's per-job counters, summed by

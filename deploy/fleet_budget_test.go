@@ -88,7 +88,7 @@ func TestFleetBudget(t *testing.T) {
 	if os.Getenv(budgetEnv) == "" {
 		t.Skipf("the budget measurement runs with %s=1 (about a quarter of an hour)", budgetEnv)
 	}
-	vm := vmBinaries(t)
+	vm := victoriaMetrics.binaries(t)
 	bin := exporterBinary(t)
 	var rows []budgetRow
 	for _, site := range budgetSites {

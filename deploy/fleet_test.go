@@ -80,7 +80,7 @@ func TestFleet(t *testing.T) {
 	// Not beside the end-to-end test: on 2 cores, both starve each
 	// other's scrapes; one after the other, deploy/ takes some 15 minutes.
 	promBin := needTool(t, "prometheus")
-	vm := vmBinaries(t)
+	vm := victoriaMetrics.binaries(t)
 	begin := time.Now()
 	bin := exporterBinary(t)
 	dir := t.TempDir()

@@ -33,32 +33,32 @@ const protobufAccept = "application/vnd.google.protobuf;proto=io.prometheus.clie
 // rules. Under -short it runs only when the binaries are already cached:
 // a first build takes minutes.
 func TestPrometheus3Rules(t *testing.T) {
-	if testing.Short() && !prom3Cached() {
-		t.Skipf("-short: Prometheus %s is not built yet (TestPrometheus3EndToEnd or a run without -short builds it)", prom3Version)
+	if testing.Short() && !prometheus3.cached() {
+		t.Skipf("-short: Prometheus %s is not built yet (TestPrometheus3EndToEnd or a run without -short builds it)", prometheus3.version)
 	}
 	// The first build takes minutes, while other tests run.
 	t.Parallel()
-	promtool := filepath.Join(prom3Binaries(t), "promtool")
+	promtool := filepath.Join(prometheus3.binaries(t), "promtool")
 	dir := t.TempDir()
 	assemblePrometheus3(t, dir, map[string][]targetGroup{
 		"lustre-oss.yml": {{Targets: []string{"oss01.example.org:9848"}}}, "lustre-mds.yml": nil,
 		"hpcio-sidecar.yml": nil, "alertmanager.yml": nil}, 0)
 	out, err := run(t, promtool, "check", "config", filepath.Join(dir, "prometheus.yml"))
 	if err != nil {
-		t.Fatalf("promtool %s check config (deploy/prometheus3 over deploy/prometheus): %v\n%s", prom3Version, err, out)
+		t.Fatalf("promtool %s check config (deploy/prometheus3 over deploy/prometheus): %v\n%s", prometheus3.version, err, out)
 	}
 	rules := globFiles(t, filepath.Join(dir, "rules", "*.rules.yml"))
 	if n := len(globFiles(t, "prometheus/rules/*.rules.yml")) + len(globFiles(t, "prometheus3/rules/*.rules.yml")); len(rules) != n {
 		t.Fatalf("assembled %d rule files, want %d", len(rules), n)
 	}
-	t.Logf("promtool %s: the Prometheus 3 configuration and its %d rule files are valid", prom3Version, len(rules))
+	t.Logf("promtool %s: the Prometheus 3 configuration and its %d rule files are valid", prometheus3.version, len(rules))
 	checkNativeDashboardSyntax(t, promtool)
 	// The native rules' unit tests, and the classic ones: Prometheus 3
 	// evaluates deploy/prometheus's rules unchanged.
 	for _, f := range append(globFiles(t, "prometheus3/tests/*.test.yml"), globFiles(t, "prometheus/tests/*.test.yml")...) {
 		out, err := run(t, promtool, "test", "rules", f)
 		if err != nil {
-			t.Errorf("promtool %s test rules %s: %v\n%s", prom3Version, f, err, out)
+			t.Errorf("promtool %s test rules %s: %v\n%s", prometheus3.version, f, err, out)
 		}
 	}
 }
@@ -72,15 +72,12 @@ func TestPrometheus3EndToEnd(t *testing.T) {
 	}
 	t.Parallel()
 	prom2Bin := needTool(t, "prometheus")
-	prom3Bin := filepath.Join(prom3Binaries(t), "prometheus")
+	prom3Bin := filepath.Join(prometheus3.binaries(t), "prometheus")
 	begin := time.Now()
 	bin := exporterBinary(t)
 	dir := t.TempDir()
 
-	demoAddr := freePort(t)
-	demo := start(t, "demo exporter", bin, append(unitArgs(t, "systemd/hpcio-exporter.service",
-		map[string]string{"--web.listen-address": demoAddr}, "--web.config.file"), "--demo")...)
-	waitHTTP(t, demo, "http://"+demoAddr+"/metrics", 30*time.Second)
+	demoAddr := startUnitDemo(t, bin)
 	protobuf, ctype := advertisesProtobuf(t, "http://"+demoAddr+"/metrics")
 	families := demoFamilies(t, "http://"+demoAddr+"/metrics")
 	omCreated := openMetricsCreated(t, "http://"+demoAddr+"/metrics")

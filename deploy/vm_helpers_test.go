@@ -2,131 +2,26 @@ package deploy
 
 import (
 	"bufio"
-	"debug/buildinfo"
 	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/hpcio/hpcio_exporter/internal/testkit/exportertest"
 )
 
-// The VictoriaMetrics release the fleet test runs, built from its Go
-// module: the Go module proxy is the only place the tests download from.
-const (
-	vmModule  = "github.com/VictoriaMetrics/VictoriaMetrics"
-	vmVersion = "v1.150.0"
-)
-
-// vmCommands are the programs of the module the test runs.
-var vmCommands = []string{"victoria-metrics", "vmagent", "vmalert"}
-
-var (
-	vmOnce  sync.Once
-	vmDir   string
-	vmErr   error
-	vmBuilt time.Duration
-)
-
-// vmBinaries returns the directory holding victoria-metrics, vmagent and
-// vmalert at vmVersion. They are built once with `go install` into the
-// user's cache directory, keyed by version and platform, so that later
-// runs need neither the module proxy nor the Go build cache (which
-// `go clean -cache` empties and which drops what it has not used for five
-// days). A first build takes one to four minutes on 2 cores (compiling
-// about a minute, downloading the modules the rest); a failed one (no
-// network, no proxy) skips the test, except under CI.
-func vmBinaries(t testing.TB) string {
-	t.Helper()
-	vmOnce.Do(func() {
-		begin := time.Now()
-		vmDir, vmErr = buildVM(t)
-		vmBuilt = time.Since(begin)
-	})
-	if vmErr != nil {
-		msg := fmt.Sprintf("building VictoriaMetrics %s from the Go module proxy failed: %v", vmVersion, vmErr)
-		if underCI() {
-			t.Fatal(msg)
-		}
-		t.Skip(msg + ": skipping")
-	}
-	t.Logf("VictoriaMetrics %s in %s (ready after %v)", vmVersion, vmDir, vmBuilt.Round(time.Millisecond))
-	return vmDir
-}
-
-func buildVM(t testing.TB) (string, error) {
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		return "", fmt.Errorf("no go command in $PATH: %v", err)
-	}
-	cache, err := os.UserCacheDir()
-	if err != nil {
-		// No home: build into this run's directory.
-		cache = exportertest.Dir(t)
-	}
-	dir := filepath.Join(cache, "hpcio_exporter", fmt.Sprintf("victoriametrics-%s-%s-%s", vmVersion, runtime.GOOS, runtime.GOARCH))
-	if vmUpToDate(dir) {
-		return dir, nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return "", err
-	}
-	// Into a directory of this build, then renamed into place one by one:
-	// a concurrent test run never sees half a binary.
-	tmp, err := os.MkdirTemp(dir, ".build-")
-	if err != nil {
-		return "", err
-	}
-	defer os.RemoveAll(tmp)
-	args := []string{"install"}
-	for _, c := range vmCommands {
-		args = append(args, vmModule+"/app/"+c+"@"+vmVersion)
-	}
-	line := niced(goBin, args...)
-	cmd := exec.Command(line[0], line[1:]...)
-	// Outside any module (pkg@version ignores the current one anyway).
-	cmd.Dir = tmp
-	cmd.Env = append(os.Environ(),
-		"GOBIN="+tmp,
-		// Pure Go: no C compiler needed, static binaries. VictoriaMetrics
-		// then uses its Go zstd instead of cgo's, which is all it changes.
-		"CGO_ENABLED=0",
-		// The module asks for go 1.26.6: never fetch another toolchain.
-		"GOTOOLCHAIN=local",
-		"GOFLAGS=-buildvcs=false -trimpath")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	for _, c := range vmCommands {
-		if err := os.Rename(filepath.Join(tmp, c), filepath.Join(dir, c)); err != nil {
-			return "", err
-		}
-	}
-	if !vmUpToDate(dir) {
-		return "", fmt.Errorf("%s: the binaries built are not %s@%s", dir, vmModule, vmVersion)
-	}
-	return dir, nil
-}
-
-// vmUpToDate reports whether dir holds the three commands built from
-// vmModule at vmVersion, as their build information says.
-func vmUpToDate(dir string) bool {
-	for _, c := range vmCommands {
-		info, err := buildinfo.ReadFile(filepath.Join(dir, c))
-		if err != nil || info.Main.Path != vmModule || info.Main.Version != vmVersion {
-			return false
-		}
-	}
-	return true
+// victoriaMetrics is the VictoriaMetrics release the fleet test runs,
+// built from its Go module. A first build takes one to four minutes on 2
+// cores (compiling about a minute, downloading the modules the rest). Built
+// without cgo, VictoriaMetrics uses its Go zstd instead of cgo's, which is
+// all it changes.
+var victoriaMetrics = &goTools{
+	name: "VictoriaMetrics", dirName: "victoriametrics", module: "github.com/VictoriaMetrics/VictoriaMetrics", version: "v1.150.0",
+	pkgDir: "app", commands: []string{"victoria-metrics", "vmagent", "vmalert"},
 }
 
 // niced returns a command line that runs bin with args at a lower

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,10 +21,19 @@ import (
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 )
 
-func demoServer(t *testing.T, opts Options) *httptest.Server {
+// demoServer serves a 20-job demo server's jobstats, and the collectors in
+// also when given.
+func demoServer(t *testing.T, opts Options, also ...string) *httptest.Server {
 	t.Helper()
 	for _, name := range collector.Names() {
-		collector.SetEnabled(name, name == "jobstats")
+		collector.SetEnabled(name, name == "jobstats" || slices.Contains(also, name))
+	}
+	if len(also) > 0 {
+		t.Cleanup(func() {
+			for _, name := range collector.Names() {
+				collector.SetEnabled(name, name == "jobstats")
+			}
+		})
 	}
 	cfg := lustresim.DemoConfig()
 	cfg.Jobs = 20
@@ -188,22 +198,7 @@ func (b blockingSource) GetParam(ctx context.Context, _ []string) (io.ReadCloser
 // and the rate density of the default base (10) classic only (exposition's
 // TestNativeDensity has the other bases).
 func TestProtoDemo(t *testing.T) {
-	for _, name := range collector.Names() {
-		collector.SetEnabled(name, name == "jobstats" || name == "brw_stats")
-	}
-	t.Cleanup(func() {
-		for _, name := range collector.Names() {
-			collector.SetEnabled(name, name == "jobstats")
-		}
-	})
-	cfg := lustresim.DemoConfig()
-	cfg.Jobs = 20
-	reg, err := collector.NewRegistry(collector.Env{Logger: slog.New(slog.DiscardHandler), LctlSource: lustresim.New(cfg)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(New(reg, prometheus.NewRegistry(), Options{}))
-	t.Cleanup(srv.Close)
+	srv := demoServer(t, Options{}, "brw_stats")
 	get(t, srv.URL, nil) // the density needs an interval
 	_, text := get(t, srv.URL, nil)
 	resp, body := get(t, srv.URL, map[string]string{"Accept": prometheus3Accept, "Accept-Encoding": "gzip"})
