@@ -239,9 +239,11 @@ var (
 // parseChunk parses whole lines with a JobStatsParser of its own.
 func parseChunk(chunk []byte, complete bool) *jobBatch {
 	b := jobBatches.Get().(*jobBatch)
-	// A fresh parser but for the capacity of its slices.
+	// A fresh parser but for the capacity of its slices, and the idle
+	// values it knows (kept by their exact bytes: true of any chunk).
 	p := &b.parser
-	*p = JobStatsParser{h: b, job: JobStat{JobID: p.job.JobID[:0], Ops: p.job.Ops[:0]}, names: p.names}
+	*p = JobStatsParser{h: b, job: JobStat{JobID: p.job.JobID[:0], Ops: p.job.Ops[:0]}, names: p.names,
+		idle: p.idle, idleNext: p.idleNext}
 	for len(chunk) > 0 {
 		i := bytes.IndexByte(chunk, '\n')
 		p.Line(trimEOL(chunk[:i+1]))

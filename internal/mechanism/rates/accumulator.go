@@ -282,6 +282,11 @@ func (g *Group[K, M]) Set(s *Series[K, M], slot int, v uint64) {
 		g.setRare(s, slot, v) // dups.go
 		return
 	}
+	if v == 0 && !s.last.Has(slot) {
+		// A counter still at zero (most of a job's operations): nothing
+		// to remember, nothing to add.
+		return
+	}
 	prev, seen := s.last.Swap(slot, v)
 	if s.id == nil {
 		return // pending or discarded: nothing to add to yet
@@ -313,6 +318,11 @@ func (g *Group[K, M]) count(s *Series[K, M], slot int, d uint64) {
 }
 
 func (g *Group[K, M]) add(id *Identity[K], slot int, d uint64) {
+	if d == 0 {
+		// Nothing to add; a run's increments read as zero where absent
+		// (RunDelta's users).
+		return
+	}
 	id.Totals.Add(slot, d)
 	if di := g.deltaIndex[slot]; g.acc.TrackDelta && di >= 0 {
 		if id.DeltaRun != g.acc.run {

@@ -55,6 +55,15 @@ func (v *Vector) mark(slot int) {
 	(*v.hi)[w] |= 1 << uint(slot&63)
 }
 
+// Has reports whether slot has a value.
+func (v *Vector) Has(slot int) bool {
+	if slot < 64 {
+		return v.lo&(1<<uint(slot)) != 0
+	}
+	_, ok := v.index(slot)
+	return ok
+}
+
 // Get returns the value of slot, and whether it has one.
 func (v *Vector) Get(slot int) (uint64, bool) {
 	i, ok := v.index(slot)
