@@ -242,6 +242,10 @@ const jobRowsPerPart = 128
 type jobTargetParts struct {
 	target  *jobstats.TargetView
 	columns []jobColumn
+	// colMask has a bit per slot of the columns, colOf their index in
+	// columns by slot: a row's totals are read for the columns it has.
+	colMask []uint64
+	colOf   []int
 	first   int
 }
 
@@ -265,7 +269,15 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 		// In slot order, which is the order lctl first printed the
 		// operations in.
 		slices.SortFunc(columns, func(a, b jobColumn) int { return a.slot - b.slot })
-		targets = append(targets, jobTargetParts{target: t, columns: columns, first: parts})
+		tp := jobTargetParts{target: t, columns: columns, first: parts}
+		last := columns[len(columns)-1].slot
+		tp.colMask = make([]uint64, last>>6+1)
+		tp.colOf = make([]int, last+1)
+		for i, col := range columns {
+			tp.colMask[col.slot>>6] |= 1 << uint(col.slot&63)
+			tp.colOf[col.slot] = i
+		}
+		targets = append(targets, tp)
 		parts += (len(t.Rows) + jobRowsPerPart - 1) / jobRowsPerPart
 	}
 	return exposition.Family{
@@ -290,11 +302,12 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 				row := &t.Rows[r]
 				vals := t.Values(r)
 				mark := -1
-				for _, col := range tp.columns {
-					v, ok := vals.Get(col.slot)
+				for {
+					slot, v, ok := vals.Next(tp.colMask)
 					if !ok {
-						continue
+						break
 					}
+					col := &tp.columns[tp.colOf[slot]]
 					if mark < 0 {
 						w.TruncateLabels(targetMark)
 						for k, l := range row.Key {

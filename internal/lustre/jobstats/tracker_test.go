@@ -328,3 +328,48 @@ func TestValuesGetSkipsAnyTotals(t *testing.T) {
 		}
 	}
 }
+
+// Next returns the stored totals of the slots asked for, in order, and
+// nothing else: against the same rows as Get's test, with random column
+// masks.
+func TestValuesNextStoredColumns(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for range 3000 {
+		slots := 1 + r.IntN(150)
+		words := (slots + 63) / 64
+		mask := make([]uint64, words)
+		cols := make([]uint64, words+r.IntN(2)-r.IntN(2)*(words/2))
+		var data []byte
+		var want []int
+		totals := map[int]uint64{}
+		for s := range slots {
+			inCols := r.IntN(2) == 0 && s>>6 < len(cols)
+			if inCols {
+				cols[s>>6] |= 1 << uint(s&63)
+			}
+			if r.IntN(3) == 0 {
+				continue
+			}
+			mask[s>>6] |= 1 << uint(s&63)
+			x := r.Uint64() >> r.UintN(64)
+			totals[s] = x
+			data = binary.AppendUvarint(data, x)
+			if inCols {
+				want = append(want, s)
+			}
+		}
+		v := Values{mask: mask, data: data}
+		for _, s := range want {
+			slot, total, ok := v.Next(cols)
+			if !ok || slot != s || total != totals[s] {
+				t.Fatalf("got slot %d total %d ok %v; want slot %d total %d", slot, total, ok, s, totals[s])
+			}
+		}
+		if slot, _, ok := v.Next(cols); ok {
+			t.Fatalf("slot %d after the last one asked for", slot)
+		}
+		if _, _, ok := v.Next(cols); ok {
+			t.Fatal("Next again after the end")
+		}
+	}
+}

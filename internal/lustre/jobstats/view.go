@@ -120,6 +120,26 @@ func (v *Values) Get(slot int) (uint64, bool) {
 	return x, true
 }
 
+// Next returns the next stored total, in slot order, of a slot in cols (a
+// bit per slot, as the row's mask): a family that shows a few of a
+// target's operations asks for the totals a row has, not for each of its
+// columns. ok is false once there is none left. Next and Get may be mixed,
+// in increasing slot order.
+func (v *Values) Next(cols []uint64) (slot int, total uint64, ok bool) {
+	for w := v.next >> 6; w < len(v.mask) && w < len(cols); w++ {
+		m := v.mask[w] & cols[w]
+		if w == v.next>>6 {
+			m &^= 1<<uint(v.next&63) - 1
+		}
+		if m != 0 {
+			slot = w<<6 | bits.TrailingZeros64(m)
+			total, _ = v.Get(slot)
+			return slot, total, true
+		}
+	}
+	return 0, 0, false
+}
+
 // skip steps over n totals. A uvarint ends at its first byte below 0x80,
 // so the totals ending in eight bytes are counted at once: the per-job
 // families read a row's totals six times per scrape, each family a few of
