@@ -310,8 +310,14 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 					col := &tp.columns[tp.colOf[slot]]
 					if mark < 0 {
 						w.TruncateLabels(targetMark)
-						for k, l := range row.Key {
-							w.Label(jobstats.LabelNames[k], l)
+						if row.Plain {
+							for k, l := range row.Key {
+								w.LabelPlain(jobstats.LabelNames[k], l)
+							}
+						} else {
+							for k, l := range row.Key {
+								w.Label(jobstats.LabelNames[k], l)
+							}
 						}
 						mark = w.LabelMark()
 					}

@@ -73,6 +73,11 @@ type Row struct {
 	Key     *Key
 	Created float64
 	data    uint32 // where its totals start in TargetView.data
+	// Plain says that no value of Key holds a byte that an exposition
+	// escapes in a label value (a backslash, a double quote, a newline):
+	// the per-job families write a row's key once per family, and most
+	// keys are plain.
+	Plain bool
 }
 
 // Values returns the totals of row i.
@@ -305,7 +310,7 @@ func (t *Tracker) encodeRows(tv *TargetView, ids []*identity, slots int, data []
 	start := len(data)
 	for i, id := range ids {
 		first := i * tv.words
-		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, data: uint32(len(data) - start)}
+		tv.Rows[i] = Row{Key: &id.Key, Created: id.Created, data: uint32(len(data) - start), Plain: plainKey(&id.Key)}
 		if t.emitZero {
 			for slot := range slots {
 				tv.masks[first+slot>>6] |= 1 << uint(slot&63)
@@ -330,4 +335,17 @@ func uvarintLen(v uint64) int {
 		n++
 	}
 	return n
+}
+
+// plainKey reports whether no value of k holds a backslash, a double
+// quote or a newline.
+func plainKey(k *Key) bool {
+	for _, v := range k {
+		for i := 0; i < len(v); i++ {
+			if c := v[i]; c == '\\' || c == '"' || c == '\n' {
+				return false
+			}
+		}
+	}
+	return true
 }

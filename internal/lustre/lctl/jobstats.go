@@ -109,6 +109,9 @@ func NewJobStatsParser(h JobStatsHandler) *JobStatsParser {
 
 // Line implements SectionParser.
 func (p *JobStatsParser) Line(line []byte) {
+	if p.open && p.nextOp(line) {
+		return
+	}
 	rest := trimLeft(line)
 	if len(rest) == 0 {
 		return
@@ -174,6 +177,33 @@ func (p *JobStatsParser) Line(line []byte) {
 			p.job.Malformed++
 		}
 	}
+}
+
+// nextOp reads line when it is the operation the last entries had next,
+// as Lustre prints it ("  name: { … }"), and reports whether it did; Line
+// reads any other line. The result is the one Line's general way gives: an
+// operation's name holds no ':', and is none of the keys Line tells apart
+// before the operations.
+func (p *JobStatsParser) nextOp(line []byte) bool {
+	i := len(p.job.Ops)
+	if i >= len(p.names) {
+		return false
+	}
+	name := p.names[i]
+	end := 2 + len(name)
+	if len(line) <= end || line[0] != ' ' || line[1] != ' ' || line[end] != ':' || string(line[2:end]) != name {
+		return false
+	}
+	value := trimRight(trimLeft(line[end+1:]))
+	if len(value) == 0 || value[0] != '{' {
+		return false
+	}
+	p.job.Ops = append(p.job.Ops, OpStat{})
+	if !p.parseValue(&p.job.Ops[i], name, value) {
+		p.job.Ops = p.job.Ops[:i]
+		p.job.Malformed++
+	}
+	return true
 }
 
 // parseValue parses an operation's value into op, or takes what an equal
@@ -422,7 +452,9 @@ func parseOpLayout(name string, b []byte) (op OpStat, ok, known bool) {
 					op.Sum, op.HasSum = x, true
 				}
 			default:
-				// Mostly numbers (min, max, sumsq): digits tested first.
+				// Mostly numbers (min, max, sumsq): their digits eight at a
+				// time, then anything else a value may hold.
+				i = skipDigits(b, i)
 				for i < n && (b[i]-'0' < 10 || b[i]-'a' < 26 || b[i]-'A' < 26 || b[i] == '_') {
 					i++
 				}
@@ -461,6 +493,24 @@ var (
 	keyHist    = binary.LittleEndian.Uint64([]byte("hist:\x00\x00\x00"))
 	keySumsq   = binary.LittleEndian.Uint64([]byte("sumsq:\x00\x00"))
 )
+
+// skipDigits returns the index of the first byte at or after i that is not
+// an ASCII digit, looking at eight bytes at a time, or the start of the last
+// seven bytes of b when they are all digits (the caller's loop goes on
+// from there).
+func skipDigits(b []byte, i int) int {
+	for i+8 <= len(b) {
+		// A digit xor '0' is 0–9: its high nibble is clear, and adding 6
+		// to its low nibble does not carry into it; any other byte sets a
+		// bit of its high nibble in one or the other.
+		t := binary.LittleEndian.Uint64(b[i:]) ^ 0x3030303030303030
+		if other := (t | (t&0x0f0f0f0f0f0f0f0f + 0x0606060606060606)) & 0xf0f0f0f0f0f0f0f0; other != 0 {
+			return i + bits.TrailingZeros64(other)>>3
+		}
+		i += 8
+	}
+	return i
+}
 
 // skipSpaces returns the index of the first byte at or after i that is not
 // a space, eight bytes at a time: Lustre pads its values into columns.

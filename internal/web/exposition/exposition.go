@@ -118,6 +118,26 @@ func (w *Writer) Label(name, value string) {
 	w.labels = append(w.labels, '"')
 }
 
+// LabelPlain is Label for a value the caller knows to hold no byte that
+// needs escaping (a backslash, a double quote, a newline): it is copied as
+// it is.
+func (w *Writer) LabelPlain(name, value string) {
+	if value == "" {
+		return
+	}
+	if w.proto {
+		w.labels = appendLabelPair(w.labels, name, value)
+		return
+	}
+	if len(w.labels) > 0 {
+		w.labels = append(w.labels, ',')
+	}
+	w.labels = append(w.labels, name...)
+	w.labels = append(w.labels, '=', '"')
+	w.labels = append(w.labels, value...)
+	w.labels = append(w.labels, '"')
+}
+
 // ResetLabels discards the labels appended since the last sample.
 func (w *Writer) ResetLabels() { w.labels = w.labels[:0] }
 
