@@ -359,10 +359,23 @@ func TestValuesNextStoredColumns(t *testing.T) {
 			}
 		}
 		v := Values{mask: mask, data: data}
-		for _, s := range want {
+		getAt := -1 // a Get of a later slot between two Nexts, half the time
+		if len(want) > 0 && r.IntN(2) == 0 {
+			getAt = len(want) / 2
+		}
+		for k := 0; k < len(want); k++ {
+			s := want[k]
 			slot, total, ok := v.Next(cols)
 			if !ok || slot != s || total != totals[s] {
 				t.Fatalf("got slot %d total %d ok %v; want slot %d total %d", slot, total, ok, s, totals[s])
+			}
+			if k == getAt && s+1 < slots {
+				g := s + 1 + r.IntN(slots-s-1)
+				got, stored := v.Get(g)
+				if w, ok := totals[g]; got != w || stored != ok {
+					t.Fatalf("Get(%d) after Next: got %d, %v; want %d, %v", g, got, stored, w, ok)
+				}
+				want = append(want[:k+1], want0(totals, cols, g+1, slots)...)
 			}
 		}
 		if slot, _, ok := v.Next(cols); ok {
@@ -372,4 +385,15 @@ func TestValuesNextStoredColumns(t *testing.T) {
 			t.Fatal("Next again after the end")
 		}
 	}
+}
+
+// want0 returns the stored slots from first to slots that cols asks for.
+func want0(totals map[int]uint64, cols []uint64, first, slots int) []int {
+	var w []int
+	for s := first; s < slots; s++ {
+		if _, ok := totals[s]; ok && s>>6 < len(cols) && cols[s>>6]&(1<<uint(s&63)) != 0 {
+			w = append(w, s)
+		}
+	}
+	return w
 }

@@ -132,15 +132,21 @@ func (v *Values) Get(slot int) (uint64, bool) {
 // in increasing slot order.
 func (v *Values) Next(cols []uint64) (slot int, total uint64, ok bool) {
 	for w := v.next >> 6; w < len(v.mask) && w < len(cols); w++ {
-		m := v.mask[w] & cols[w]
-		if w == v.next>>6 {
-			m &^= 1<<uint(v.next&63) - 1
+		// The stored slots of the word from next on, and those asked for.
+		stored := v.mask[w] &^ (1<<uint(v.next&63) - 1)
+		m := stored & cols[w]
+		if m == 0 {
+			v.skip(bits.OnesCount64(stored))
+			v.next = (w + 1) << 6
+			continue
 		}
-		if m != 0 {
-			slot = w<<6 | bits.TrailingZeros64(m)
-			total, _ = v.Get(slot)
-			return slot, total, true
-		}
+		b := bits.TrailingZeros64(m)
+		v.skip(bits.OnesCount64(stored & (1<<uint(b) - 1)))
+		slot = w<<6 | b
+		v.next = slot + 1
+		total, n := binary.Uvarint(v.data)
+		v.data = v.data[n:]
+		return slot, total, true
 	}
 	return 0, 0, false
 }

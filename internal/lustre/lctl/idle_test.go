@@ -19,25 +19,51 @@ var idleSeeds = []string{
 	"{ samples:        1800, unit: usecs, min:        2, max:       24, sum:            10800, sumsq:              64800 }",
 	"{ samples:           0, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }x",
 	"{ samples: 0, unit: usecs, sum: 0 }",
+	// Values of one shape with other numbers, wider numbers, letters or
+	// signs where digits were, and other tails.
+	"{ samples:       86288, unit: bytes, min:  1048576, max:  1048576, sum:      90479525888, sumsq:  94874659337535488, hist: { 1M: 86288 } }",
+	"{ samples:           5, unit: bytes, min:     4096, max:     4096, sum:            20480, sumsq:           83886080, hist: { 4K: 5 } }",
+	"{ samples: 12345678901234, unit: bytes, min:  1048576, max:  1048576, sum:      90479525888, sumsq:  94874659337535488, hist: { 1M: 86288 } }",
+	"{ samples:       86288, unit: bytes, min:  1048576, max:  1048576, sum:      90479525888, sumsq:  94874659337535488, hist: { 1M: 86288 } } x",
+	"{ samples:       86288, unit: bytes, min:  1048576, max:  1048576, sum:      90479525888, sumsq:  94874659337535488, hist: { 1M: 86288 }",
+	"{ samples:        1801, unit: usecs, min:        x, max:       24, sum:            10800, sumsq:              64800 }",
+	"{ samples:        1802, unit: usecs, min:        2, max:       24, sum:           -10800, sumsq:              64800 }",
+	"{ samples:        1803, unit: usecs, min:        2, max:       24, sum:            1 800, sumsq:              64800 }",
+	"{ samples:        1804, unit: usecs, min:        2, max:       24, sum:                 , sumsq:              64800 }",
+	"{ samples:        1805, unit: usecs, min:        2, max:       24, sum: 99999999999999999999, sumsq:     64800 }",
+	"{ samples:        1806, unit: usecs, min:        2, max:       24, sum:            10800, sumsq: 99999999999999999999 }",
+	"{ samples:          12, unit:  reqs }",
+	"{ samples:          13, unit:  reqs, samples:  7 }",
+	"{ samples:        1807, unit: usecs, min:        2, max:       24, sum:            10800, sum:     5 }",
+	// The same lengths, other fixed text: a unit, a key, keys swapped.
+	"{ samples:        1800, unit: bytes, min:        2, max:       24, sum:            10800, sumsq:              64800 }",
+	"{ samples:        1800, unit: usecs, mix:        2, max:       24, sum:            10800, sumsq:              64800 }",
+	"{ samples:        1800, unit: usecs, min:        2, max:       24, sumsq:          10800, sum:                64800 }",
+	// A wide column, and a number too big for 64 bits in it.
+	"{ samples: 5, sum:                     1 }",
+	"{ samples: 5, sum:  99999999999999999999 }",
 }
 
-// sameAsParsedAlone parses the values as one entry's operations, twice
-// over (so that values repeat after the parser has remembered them), and
-// fails unless every operation is what a fresh parser makes of its line
-// alone.
+// sameAsParsedAlone parses the values as the operations of three entries,
+// the second with the values rotated by one place (so that each place
+// meets another value after one) and the third as the first (so that
+// values repeat once remembered), and fails unless every operation is
+// what a fresh parser makes of its line alone.
 func sameAsParsedAlone(t *testing.T, values []string) {
 	t.Helper()
 	names := []string{"read_bytes", "write_bytes", "read", "write", "getattr", "sync", "punch"}
+	rotated := append(append([]string(nil), values[1:]...), values[0])
 	var text strings.Builder
-	var want []string
-	text.WriteString("- job_id: \"j\"\n")
-	for pass := 0; pass < 2; pass++ {
-		for i, v := range values {
+	var want [][]string
+	for e, vs := range [][]string{values, rotated, values} {
+		fmt.Fprintf(&text, "- job_id: \"j%d\"\n", e)
+		var w []string
+		for i, v := range vs {
 			line := fmt.Sprintf("  %s: %s\n", names[i%len(names)], v)
 			text.WriteString(line)
-			alone := parseAlone(t, "- job_id: \"j\"\n"+line)
-			want = append(want, alone)
+			w = append(w, parseAlone(t, "- job_id: \"j\"\n"+line))
 		}
+		want = append(want, w)
 	}
 	var got recordOps
 	p := NewJobStatsParser(&got)
@@ -47,28 +73,30 @@ func sameAsParsedAlone(t *testing.T, values []string) {
 		}
 	}
 	p.End(true)
-	if len(got.jobs) != 1 {
-		t.Fatalf("%d entries, want 1", len(got.jobs))
+	if len(got.jobs) != len(want) {
+		t.Fatalf("%d entries, want %d", len(got.jobs), len(want))
 	}
-	var have []string
-	ops, malformed := got.jobs[0].ops, got.jobs[0].malformed
-	for _, w := range want {
-		if w == "malformed" {
-			malformed--
-			have = append(have, "malformed")
-			continue
+	for e := range want {
+		var have []string
+		ops, malformed := got.jobs[e].ops, got.jobs[e].malformed
+		for _, w := range want[e] {
+			if w == "malformed" {
+				malformed--
+				have = append(have, "malformed")
+				continue
+			}
+			if len(ops) == 0 {
+				t.Fatalf("entry %d: fewer operations than lines: %q", e, values)
+			}
+			have, ops = append(have, ops[0]), ops[1:]
 		}
-		if len(ops) == 0 {
-			t.Fatalf("fewer operations than lines: %q", values)
+		if len(ops) != 0 || malformed != 0 {
+			t.Fatalf("entry %d: %d operations and %d malformed lines too many", e, len(ops), malformed)
 		}
-		have, ops = append(have, ops[0]), ops[1:]
-	}
-	if len(ops) != 0 || malformed != 0 {
-		t.Fatalf("%d operations and %d malformed lines too many", len(ops), malformed)
-	}
-	for i := range want {
-		if have[i] != want[i] {
-			t.Errorf("line %d (%q): got %s, parsed alone %s", i, values[i%len(values)], have[i], want[i])
+		for i := range want[e] {
+			if have[i] != want[e][i] {
+				t.Errorf("entry %d, line %d: got %s, parsed alone %s", e, i, have[i], want[e][i])
+			}
 		}
 	}
 }
@@ -117,10 +145,17 @@ func (r *recordOps) Job(js *JobStat) {
 
 func (r *recordOps) End(bool, SectionStats) {}
 
-// An operation whose value the parser remembers as idle is exactly what
-// parsing its line would give, whatever came before.
+// An operation whose value the parser remembers as idle, or reads as the
+// operation it expects next, is exactly what parsing its line alone would
+// give, whatever came before.
 func TestIdleValuesSameAsParsed(t *testing.T) {
 	sameAsParsedAlone(t, idleSeeds)
+	// Every value after every other at one place, both ways.
+	for _, a := range idleSeeds {
+		for _, b := range idleSeeds {
+			sameAsParsedAlone(t, []string{a, b})
+		}
+	}
 	// Three idle forms, more than the parser remembers, in turn.
 	sameAsParsedAlone(t, []string{idleSeeds[0], idleSeeds[1], idleSeeds[3], idleSeeds[0], idleSeeds[3], idleSeeds[1]})
 }
