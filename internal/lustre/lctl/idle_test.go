@@ -7,8 +7,9 @@ import (
 	"testing"
 )
 
-// idleSeeds are operation values as Lustre prints them, idle and not, and
-// values one byte away from an idle one.
+// idleSeeds are operation values as Lustre prints them, idle and not,
+// values one byte away from an idle one, and values of one shape that
+// differ from each other in a few bytes.
 var idleSeeds = []string{
 	"{ samples:           0, unit: usecs, min:        0, max:        0, sum:                0, sumsq:                  0 }",
 	"{ samples:           0, unit: bytes, min:        0, max:        0, sum:                0, sumsq:                  0, hist: {  } }",
@@ -35,11 +36,11 @@ var idleSeeds = []string{
 	"{ samples:          12, unit:  reqs }",
 	"{ samples:          13, unit:  reqs, samples:  7 }",
 	"{ samples:        1807, unit: usecs, min:        2, max:       24, sum:            10800, sum:     5 }",
-	// The same lengths, other fixed text: a unit, a key, keys swapped.
+	// One value with its unit, a key, or two keys changed, at the same length.
 	"{ samples:        1800, unit: bytes, min:        2, max:       24, sum:            10800, sumsq:              64800 }",
 	"{ samples:        1800, unit: usecs, mix:        2, max:       24, sum:            10800, sumsq:              64800 }",
 	"{ samples:        1800, unit: usecs, min:        2, max:       24, sumsq:          10800, sum:                64800 }",
-	// A wide column, and a number too big for 64 bits in it.
+	// A number padded wide, and one too big for 64 bits in as many bytes.
 	"{ samples: 5, sum:                     1 }",
 	"{ samples: 5, sum:  99999999999999999999 }",
 }
@@ -160,8 +161,8 @@ func TestIdleValuesSameAsParsed(t *testing.T) {
 	sameAsParsedAlone(t, []string{idleSeeds[0], idleSeeds[1], idleSeeds[3], idleSeeds[0], idleSeeds[3], idleSeeds[1]})
 }
 
-// FuzzIdleValues: values separated by newlines, parsed in one entry and
-// each alone, give the same operations.
+// FuzzIdleValues: values separated by newlines give the same operations
+// parsed as three entries' (sameAsParsedAlone) and each alone.
 func FuzzIdleValues(f *testing.F) {
 	f.Add(strings.Join(idleSeeds, "\n"))
 	f.Add(idleSeeds[0] + "\n" + idleSeeds[2] + "\n" + idleSeeds[0])
