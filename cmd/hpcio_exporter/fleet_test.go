@@ -217,14 +217,23 @@ func TestFleetFlagsUsage(t *testing.T) {
 func TestFleetPortTaken(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	addr := exportertest.FreeAddresses(t, 3)
-	_, portText, _ := net.SplitHostPort(addr)
-	port, _ := strconv.Atoi(portText)
-	l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+2))
-	if err != nil {
-		t.Fatal(err)
+	// Three free ports, the third taken here: another test may take it
+	// between the two (go test runs packages side by side), then three
+	// others are tried.
+	var addr string
+	for try := 1; ; try++ {
+		addr = exportertest.FreeAddresses(t, 3)
+		_, portText, _ := net.SplitHostPort(addr)
+		port, _ := strconv.Atoi(portText)
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+2))
+		if err == nil {
+			defer l.Close()
+			break
+		}
+		if try == 10 {
+			t.Fatal(err)
+		}
 	}
-	defer l.Close()
 	_, errOut, status := runBinary(t, bin, "--web.listen-address="+addr, "--demo", "--demo.fleet.oss=1", "--demo.fleet.jobs=10")
 	if status != exitFailure || !strings.Contains(errOut, "simulated server oss00") {
 		t.Errorf("status %d, stderr %q; want %d naming oss00", status, errOut, exitFailure)
