@@ -1,6 +1,8 @@
 package collector
 
 import (
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 
@@ -43,19 +45,11 @@ func TestJobLabelsEscaped(t *testing.T) {
 		for i, id := range ids {
 			job := strings.TrimSuffix(id, ".1000")
 			if _, ok := byJob[job]; !ok {
-				t.Errorf("%s: no series of exe %q; exes: %q", name, job, keys(byJob))
+				t.Errorf("%s: no series of exe %q; exes: %q", name, job, slices.Sorted(maps.Keys(byJob)))
 			}
 			if name == "lustre_job_write_bytes_total" && byJob[job] != float64(1000*(i+1)) {
 				t.Errorf("%s{exe=%q} = %v, want %d", name, job, byJob[job], 1000*(i+1))
 			}
 		}
 	}
-}
-
-func keys(m map[string]float64) []string {
-	var k []string
-	for x := range m {
-		k = append(k, x)
-	}
-	return k
 }

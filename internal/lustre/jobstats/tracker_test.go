@@ -305,20 +305,7 @@ func TestValuesGetSkipsAnyTotals(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	for range 3000 {
 		slots := 1 + r.IntN(150)
-		words := (slots + 63) / 64
-		mask := make([]uint64, words)
-		want := make(map[int]uint64)
-		var data []byte
-		for s := range slots {
-			if r.IntN(3) == 0 {
-				continue
-			}
-			mask[s>>6] |= 1 << uint(s&63)
-			x := r.Uint64() >> r.UintN(64)
-			want[s] = x
-			data = binary.AppendUvarint(data, x)
-		}
-		v := Values{mask: mask, data: data}
+		v, want := randomRow(r, slots)
 		for s := 0; s < slots; s += 1 + r.IntN(6) {
 			got, ok := v.Get(s)
 			w, stored := want[s]
@@ -336,29 +323,15 @@ func TestValuesNextStoredColumns(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	for range 3000 {
 		slots := 1 + r.IntN(150)
+		v, totals := randomRow(r, slots)
 		words := (slots + 63) / 64
-		mask := make([]uint64, words)
 		cols := make([]uint64, words+r.IntN(2)-r.IntN(2)*(words/2))
-		var data []byte
-		var want []int
-		totals := map[int]uint64{}
-		for s := range slots {
-			inCols := r.IntN(2) == 0 && s>>6 < len(cols)
-			if inCols {
+		for s := range min(slots, len(cols)*64) {
+			if r.IntN(2) == 0 {
 				cols[s>>6] |= 1 << uint(s&63)
 			}
-			if r.IntN(3) == 0 {
-				continue
-			}
-			mask[s>>6] |= 1 << uint(s&63)
-			x := r.Uint64() >> r.UintN(64)
-			totals[s] = x
-			data = binary.AppendUvarint(data, x)
-			if inCols {
-				want = append(want, s)
-			}
 		}
-		v := Values{mask: mask, data: data}
+		want := storedIn(totals, cols, 0, slots)
 		getAt := -1 // a Get of a later slot between two Nexts, half the time
 		if len(want) > 0 && r.IntN(2) == 0 {
 			getAt = len(want) / 2
@@ -375,7 +348,7 @@ func TestValuesNextStoredColumns(t *testing.T) {
 				if w, ok := totals[g]; got != w || stored != ok {
 					t.Fatalf("Get(%d) after Next: got %d, %v; want %d, %v", g, got, stored, w, ok)
 				}
-				want = append(want[:k+1], want0(totals, cols, g+1, slots)...)
+				want = append(want[:k+1], storedIn(totals, cols, g+1, slots)...)
 			}
 		}
 		if slot, _, ok := v.Next(cols); ok {
@@ -387,8 +360,26 @@ func TestValuesNextStoredColumns(t *testing.T) {
 	}
 }
 
-// want0 returns the stored slots from first to slots that cols asks for.
-func want0(totals map[int]uint64, cols []uint64, first, slots int) []int {
+// randomRow returns a row of slots, two in three of them stored, with
+// totals of every width (1 to 10 bytes), and its totals by slot.
+func randomRow(r *rand.Rand, slots int) (Values, map[int]uint64) {
+	mask := make([]uint64, (slots+63)/64)
+	totals := make(map[int]uint64)
+	var data []byte
+	for s := range slots {
+		if r.IntN(3) == 0 {
+			continue
+		}
+		mask[s>>6] |= 1 << uint(s&63)
+		x := r.Uint64() >> r.UintN(64)
+		totals[s] = x
+		data = binary.AppendUvarint(data, x)
+	}
+	return Values{mask: mask, data: data}, totals
+}
+
+// storedIn returns the stored slots from first to slots that cols asks for.
+func storedIn(totals map[int]uint64, cols []uint64, first, slots int) []int {
 	var w []int
 	for s := first; s < slots; s++ {
 		if _, ok := totals[s]; ok && s>>6 < len(cols) && cols[s>>6]&(1<<uint(s&63)) != 0 {

@@ -126,11 +126,11 @@ func parseAlone(t *testing.T, text string) string {
 	}
 }
 
-type recordOps struct {
-	jobs []struct {
-		ops       []string
-		malformed int
-	}
+type recordOps struct{ jobs []recordedJob }
+
+type recordedJob struct {
+	ops       []string
+	malformed int
 }
 
 func (r *recordOps) Job(js *JobStat) {
@@ -138,10 +138,7 @@ func (r *recordOps) Job(js *JobStat) {
 	for _, op := range js.Ops {
 		ops = append(ops, fmt.Sprintf("%s %s samples=%d sum=%d has_sum=%v", op.Op, op.Unit, op.Samples, op.Sum, op.HasSum))
 	}
-	r.jobs = append(r.jobs, struct {
-		ops       []string
-		malformed int
-	}{ops, js.Malformed})
+	r.jobs = append(r.jobs, recordedJob{ops, js.Malformed})
 }
 
 func (r *recordOps) End(bool, SectionStats) {}

@@ -171,11 +171,7 @@ func (p *JobStatsParser) Line(line []byte) {
 			}
 			p.names[i] = name
 		}
-		p.job.Ops = append(p.job.Ops, OpStat{})
-		if !p.parseValue(&p.job.Ops[i], p.names[i], value) {
-			p.job.Ops = p.job.Ops[:i]
-			p.job.Malformed++
-		}
+		p.addOp(p.names[i], value)
 	}
 }
 
@@ -198,12 +194,19 @@ func (p *JobStatsParser) nextOp(line []byte) bool {
 	if len(value) == 0 || value[0] != '{' {
 		return false
 	}
+	p.addOp(name, value)
+	return true
+}
+
+// addOp adds the operation name of value to the entry, or counts its line
+// malformed.
+func (p *JobStatsParser) addOp(name string, value []byte) {
+	i := len(p.job.Ops)
 	p.job.Ops = append(p.job.Ops, OpStat{})
 	if !p.parseValue(&p.job.Ops[i], name, value) {
 		p.job.Ops = p.job.Ops[:i]
 		p.job.Malformed++
 	}
-	return true
 }
 
 // parseValue parses an operation's value into op, or takes what an equal

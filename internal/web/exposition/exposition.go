@@ -102,25 +102,18 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 // skipped: Prometheus treats an empty label as an absent one, and leaving it
 // out shortens the response.
 func (w *Writer) Label(name, value string) {
-	if value == "" {
+	if w.proto || !needsEscape(value) {
+		w.LabelPlain(name, value)
 		return
 	}
-	if w.proto {
-		w.labels = appendLabelPair(w.labels, name, value)
-		return
-	}
-	if len(w.labels) > 0 {
-		w.labels = append(w.labels, ',')
-	}
-	w.labels = append(w.labels, name...)
-	w.labels = append(w.labels, '=', '"')
-	w.labels = appendEscaped(w.labels, value, true)
-	w.labels = append(w.labels, '"')
+	// Rare (a hostile job name, a path): the escaped copy is a string of
+	// its own.
+	w.LabelPlain(name, string(appendEscaped(nil, value, true)))
 }
 
 // LabelPlain is Label for a value the caller knows to hold no byte that
-// needs escaping (a backslash, a double quote, a newline): it is copied as
-// it is.
+// needs escaping (a backslash, a double quote, a newline), and for the
+// protobuf exposition, which escapes nothing: it is copied as it is.
 func (w *Writer) LabelPlain(name, value string) {
 	if value == "" {
 		return
