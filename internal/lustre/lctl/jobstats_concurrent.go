@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"runtime"
 	"sync"
+	"sync/atomic"
 )
 
 // A server with tens of thousands of jobs prints hundreds of megabytes of
@@ -23,12 +24,20 @@ type ConcurrentJobStatsParser struct {
 	chunkSize int
 	ahead     int
 	chunk     []byte // whole lines as Scan reads them, each ending in '\n'
-	// results has a slot per chunk that may be in flight: chunk i of the
-	// section goes through slot i%ahead.
-	results []chan *jobBatch
-	sent    int // chunks handed to helpers
-	done    int // chunks delivered
-	stats   SectionStats
+	// The entries are delivered on a goroutine of their own, the
+	// deliverer, so that the reading goroutine only reads: handing 10,000
+	// entries to the handler was as much of its work as the reading, and
+	// the pipe waited meanwhile. queue holds, in order, the result of each
+	// chunk handed to a helper; inFlight bounds the chunks handed out and
+	// not yet delivered (a token taken per chunk, given back once its
+	// entries are delivered); delivered is closed when the deliverer has
+	// delivered every chunk of the closed queue.
+	queue     chan chan *jobBatch
+	inFlight  chan struct{}
+	delivered chan struct{}
+	sent      int          // chunks handed to helpers
+	done      atomic.Int64 // chunks delivered
+	stats     SectionStats // the deliverer's until delivered is closed
 	// js is the entry handed to the handler, which does not keep it: one
 	// for the section, not one escaping to the heap per chunk.
 	js JobStat
@@ -101,6 +110,44 @@ func (p *ConcurrentJobStatsParser) Block(lines []byte) {
 	}
 }
 
+// TakeLines implements ChunkParser: a run of whole entries of at least
+// chunkSize bytes becomes a chunk as it lies in Scan's buffer. Lines
+// gathered before (the section's first ones, or those Block copied) are
+// completed up to the first entry and parsed apart; what follows the last
+// entry that opens in lines waits for the lines that end it.
+func (p *ConcurrentJobStatsParser) TakeLines(lines []byte, buf *[]byte, more bool) (int, bool) {
+	taken := 0
+	if len(p.chunk) > 0 {
+		i := firstEntry(lines)
+		if i < 0 {
+			p.Block(lines)
+			return len(lines), false
+		}
+		p.Block(lines[:i])
+		if len(p.chunk) > 0 {
+			p.dispatch()
+		}
+		taken = i
+	}
+	rest := lines[taken:]
+	cut := lastEntry(rest)
+	if more && cut < p.chunkSize {
+		return taken, false // too little yet: Scan reads more
+	}
+	if !more && cut <= 0 {
+		p.Block(rest)
+		return len(lines), false
+	}
+	p.dispatchOwned(rest[:cut], buf)
+	if !more {
+		// The last entry is copied, so that End parses it whole with
+		// whatever line (one without a line ending) may still follow.
+		p.Block(rest[cut:])
+		return len(lines), true
+	}
+	return taken + cut, true
+}
+
 // firstEntry returns where the first line of lines (whole lines) that
 // opens an entry begins, or -1.
 func firstEntry(lines []byte) int {
@@ -114,55 +161,77 @@ func firstEntry(lines []byte) int {
 	return -1
 }
 
+// lastEntry returns where the last line of lines (whole lines) that opens
+// an entry begins, or -1.
+func lastEntry(lines []byte) int {
+	for end := len(lines) - 1; end >= 0; {
+		start := bytes.LastIndexByte(lines[:end], '\n') + 1
+		if opensEntry(lines[start:end]) {
+			return start
+		}
+		end = start - 1
+	}
+	return -1
+}
+
 // End implements SectionParser.
 func (p *ConcurrentJobStatsParser) End(complete bool) {
-	// The last chunk is parsed here, while the helpers finish the others.
+	// The last chunk is parsed here, while the helpers and the deliverer
+	// finish the others.
 	last := parseChunk(p.chunk, complete)
 	p.releaseChunk(p.chunk)
 	p.chunk = nil
-	for p.done < p.sent {
-		p.deliverNext()
+	if p.queue != nil {
+		close(p.queue)
+		<-p.delivered
+		p.queue = nil
 	}
 	p.deliver(last)
 	p.h.End(complete, p.stats)
 	p.stats = SectionStats{}
 }
 
-// dispatch hands the chunk gathered so far to a helper, and delivers the
-// entries of the chunks parsed meanwhile.
+// dispatch hands the chunk gathered so far to a helper, once fewer than
+// ahead chunks are in flight.
 func (p *ConcurrentJobStatsParser) dispatch() {
-	if p.results == nil {
-		p.results = make([]chan *jobBatch, p.ahead)
-		for i := range p.results {
-			p.results[i] = make(chan *jobBatch, 1)
-		}
-	}
-	for p.sent-p.done >= p.ahead {
-		p.deliverNext()
-	}
-	chunk, slot := p.chunk, p.results[p.sent%p.ahead]
+	chunk := p.chunk
 	p.chunk = nil
+	p.send(chunk, func() { p.releaseChunk(chunk) })
+}
+
+// dispatchOwned hands a helper a chunk that lies in a buffer of Scan's,
+// which goes back to readBuffers once the chunk is parsed.
+func (p *ConcurrentJobStatsParser) dispatchOwned(chunk []byte, buf *[]byte) {
+	p.send(chunk, func() { readBuffers.Put(buf) })
+}
+
+func (p *ConcurrentJobStatsParser) send(chunk []byte, release func()) {
+	if p.queue == nil {
+		p.queue = make(chan chan *jobBatch, p.ahead)
+		p.inFlight = make(chan struct{}, p.ahead)
+		p.delivered = make(chan struct{})
+		go p.deliverAll(p.queue, p.delivered)
+	}
+	p.inFlight <- struct{}{}
+	slot := make(chan *jobBatch, 1)
 	p.sent++
 	go func() {
 		// Cut before an entry: the chunk's last entry is whole.
 		slot <- parseChunk(chunk, true)
-		p.releaseChunk(chunk)
+		release()
 	}()
-	for p.done < p.sent {
-		select {
-		case b := <-p.results[p.done%p.ahead]:
-			p.done++
-			p.deliver(b)
-		default:
-			return
-		}
-	}
+	p.queue <- slot
 }
 
-func (p *ConcurrentJobStatsParser) deliverNext() {
-	b := <-p.results[p.done%p.ahead]
-	p.done++
-	p.deliver(b)
+// deliverAll is the deliverer: it hands the entries of each chunk to the
+// handler in the order the chunks were read.
+func (p *ConcurrentJobStatsParser) deliverAll(queue <-chan chan *jobBatch, delivered chan<- struct{}) {
+	for slot := range queue {
+		p.deliver(<-slot)
+		p.done.Add(1)
+		<-p.inFlight
+	}
+	close(delivered)
 }
 
 // deliver hands a chunk's entries to the handler.
