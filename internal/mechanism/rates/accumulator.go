@@ -66,10 +66,22 @@ type Group[K comparable, M any] struct {
 	deltaIndex []int
 	nDelta     int
 
-	series  map[string]*Series[K, M]
-	ids     map[K]*Identity[K]
-	idOrder []*Identity[K]
-	pending []*Series[K, M]
+	series map[string]*Series[K, M]
+	// Lustre prints a target's jobs in the same order from run to run,
+	// and at a hundred thousand jobs finding each key in series was a
+	// cache miss or two per entry: Observe first tries the series that
+	// followed the previous one in the last run (Series.next), from head
+	// at the start of a run, and looks in series only when the guess is
+	// wrong. prev is the series observed last, in run prevRun.
+	head    *Series[K, M]
+	prev    *Series[K, M]
+	prevRun uint64
+	// observed counts the series observed in run prevRun: when it is all
+	// of them, EndSection has nothing to forget and need not look.
+	observed int
+	ids      map[K]*Identity[K]
+	idOrder  []*Identity[K]
+	pending  []*Series[K, M]
 
 	// notes, noteBuf and latest serve the rare series that Set alone
 	// cannot count (dups.go): notes (in noteBuf, reused from run to run),
@@ -111,7 +123,13 @@ type Series[K comparable, M any] struct {
 	// entries counts the entries of the key in this run (up to 255),
 	// prevEntries those of the last output it was in.
 	entries, prevEntries uint8
-	id                   *Identity[K]
+	// forgotten: the series is no longer in the group's map, and must not
+	// be found again through a next link that still points to it.
+	forgotten bool
+	id        *Identity[K]
+	// next is the series observed after this one in the last run that
+	// observed it (Group.head).
+	next *Series[K, M]
 	// last holds the latest value of each slot seen but zero (the sum of
 	// the entries of this run); a slot without one counts its next value
 	// whole, as a zero would.
@@ -234,15 +252,29 @@ func (g *Group[K, M]) Len() int { return len(g.series) }
 // Resolve) is pending until the caller resolves it; its values are then
 // added whole, as its first increments.
 func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first bool) {
-	s, ok := g.series[string(key)]
-	switch {
-	case !ok:
+	if g.prevRun != g.acc.run {
+		g.prev, g.prevRun, g.observed = nil, g.acc.run, 0
+	}
+	guess := g.head
+	if g.prev != nil {
+		guess = g.prev.next
+	}
+	ok := guess != nil && !guess.forgotten && guess.Key == string(key)
+	if ok {
+		s = guess
+	} else if s, ok = g.series[string(key)]; !ok {
 		s = &Series[K, M]{Key: string(key), start: start}
 		g.series[s.Key] = s
+	}
+	g.follows(s)
+	switch {
+	case !ok:
+		g.observed++
 	case s.run == g.acc.run:
 		g.again(s, start)
 		return s, false
 	default:
+		g.observed++
 		lo, hi := s.start, s.start
 		if s.entries > 1 {
 			hi = g.latest[s]
@@ -269,6 +301,17 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 		g.touch(s.id)
 	}
 	return s, !ok
+}
+
+// follows records that s was observed after the series observed before it
+// in this run (Observe's guess in the next run).
+func (g *Group[K, M]) follows(s *Series[K, M]) {
+	if g.prev == nil {
+		g.head = s
+	} else {
+		g.prev.next = s
+	}
+	g.prev = s
 }
 
 // Entries returns how many times the series' key was printed in the
@@ -357,6 +400,9 @@ func (g *Group[K, M]) EndSection(complete bool) {
 	if !complete {
 		return
 	}
+	if g.prevRun == g.acc.run && g.observed == len(g.series) {
+		return // every series was observed in this run
+	}
 	for key, s := range g.series {
 		if s.run != g.acc.run {
 			g.forget(key, s)
@@ -367,6 +413,8 @@ func (g *Group[K, M]) EndSection(complete bool) {
 // forget drops a raw series.
 func (g *Group[K, M]) forget(key string, s *Series[K, M]) {
 	delete(g.series, key)
+	s.forgotten = true
+	s.next = nil // nothing kept alive through it
 	if s.entries > 1 {
 		delete(g.latest, s)
 	}

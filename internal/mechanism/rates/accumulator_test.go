@@ -234,3 +234,89 @@ func TestDuplicateInOneRun(t *testing.T) {
 		t.Fatalf("second observation: %p (first %v, %d entries), want %p", again, first, s.Entries(), s)
 	}
 }
+
+// Observe guesses each series from the order of the last run: whatever the
+// order, repeats, disappearances and returns, it returns the series the
+// group holds for the key (a new one exactly when it holds none), never a
+// forgotten one.
+func TestObserveGuessesOrder(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed*31))
+		acc := New[int, struct{}](time.Hour)
+		now := time.Unix(1_700_000_000, 0)
+		keys := make([]string, 40)
+		for i := range keys {
+			keys[i] = fmt.Sprint("job", i)
+		}
+		order := append([]string(nil), keys[:20]...)
+		guessed := 0
+		for step := range 40 {
+			now = now.Add(10 * time.Second)
+			acc.BeginRun(now)
+			g := acc.Group("OST0000")
+			// The order drifts: a swap, a key gone, one new, one printed
+			// twice, now and then all shuffled.
+			switch rng.IntN(5) {
+			case 0:
+				if len(order) > 1 {
+					i, j := rng.IntN(len(order)), rng.IntN(len(order))
+					order[i], order[j] = order[j], order[i]
+				}
+			case 1:
+				if len(order) > 0 {
+					i := rng.IntN(len(order))
+					order = append(order[:i], order[i+1:]...)
+				}
+			case 2:
+				order = append(order, keys[rng.IntN(len(keys))])
+			case 3:
+				rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+			}
+			printed := order
+			if rng.IntN(4) == 0 && len(order) > 0 {
+				printed = append(append([]string(nil), order...), order[rng.IntN(len(order))])
+			}
+			for _, key := range printed {
+				before, held := g.series[key]
+				guess := g.head
+				if g.prev != nil && g.prevRun == acc.Run() {
+					guess = g.prev.next
+				}
+				s, first := g.Observe([]byte(key), 0)
+				if s != g.series[key] || s.Key != key || s.forgotten {
+					t.Fatalf("seed %d step %d: %q observed as a series the group does not hold for it", seed, step, key)
+				}
+				if first == held || (held && s != before) {
+					t.Fatalf("seed %d step %d: %q first=%v, held before %v", seed, step, key, first, held)
+				}
+				if s == guess {
+					guessed++
+				}
+			}
+			complete := rng.IntN(5) != 0
+			held := len(g.series)
+			g.EndSection(complete)
+			// A complete output leaves the series printed in it, and
+			// only those (EndSection looks only when some are missing).
+			inRun := map[string]bool{}
+			for _, key := range printed {
+				inRun[key] = true
+			}
+			if complete && len(g.series) != len(inRun) || !complete && len(g.series) != held {
+				t.Fatalf("seed %d step %d: %d series held after the section (complete=%v), %d printed", seed, step, len(g.series), complete, len(inRun))
+			}
+			for key := range inRun {
+				if g.series[key] == nil {
+					t.Fatalf("seed %d step %d: %q printed but forgotten", seed, step, key)
+				}
+			}
+			for _, s := range g.Pending() {
+				g.Resolve(s, 0, true)
+			}
+			acc.EndRun()
+		}
+		if guessed == 0 {
+			t.Fatalf("seed %d: no series was found by its place", seed)
+		}
+	}
+}
