@@ -210,3 +210,34 @@ func TestSnapshotFailingCommand(t *testing.T) {
 		t.Errorf("jobs view %+v", snap.Jobs)
 	}
 }
+
+// A run that doubles the raw job series tracked (from at least 10,000)
+// collects the garbage of growing the tables; other runs do not.
+func TestCollectGrowth(t *testing.T) {
+	s := New(Config{})
+	collected := 0
+	s.collect = func() { collected++ }
+	view := func(perTarget ...int) *jobstats.View {
+		v := &jobstats.View{}
+		for _, n := range perTarget {
+			v.Targets = append(v.Targets, &jobstats.TargetView{RawSeries: n})
+		}
+		return v
+	}
+	for i, step := range []struct {
+		series []int
+		want   int
+	}{
+		{[]int{5000}, 0},         // small
+		{[]int{6000, 6000}, 1},   // 12,000: the first large run
+		{[]int{12000, 11000}, 1}, // 23,000: less than twice
+		{[]int{12000, 12000}, 2}, // 24,000: twice
+		{[]int{100}, 2},          // shrank
+		{[]int{30000, 30000}, 3}, // 60,000
+	} {
+		s.collectGrowth(view(step.series...))
+		if collected != step.want {
+			t.Fatalf("step %d (%v): %d collections, want %d", i, step.series, collected, step.want)
+		}
+	}
+}
