@@ -44,7 +44,13 @@ type Family struct {
 
 // Writer writes samples of one format to an underlying io.Writer.
 type Writer struct {
-	bw          *bufio.Writer
+	bw *bufio.Writer
+	// direct: the Writer encodes a part (parts.go), appending to out
+	// instead of bw. A sample built in bufio's free space was copied onto
+	// itself by Write, and the part's buffer copied again into the part:
+	// two copies of every byte of the largest families.
+	direct      bool
+	out         []byte
 	openMetrics bool
 	// createdLines: OpenMetrics _created lines are written (off by
 	// default, as client_golang's: each is a series of its own in
@@ -173,11 +179,17 @@ func (w *Writer) sample(created float64) error {
 	// 100,000 jobs, where a write per piece was a third of the encoding.
 	// A line that would not fit is not built in a new slice: the buffer
 	// is flushed first (an error stays in bw, for the last Flush).
-	need := 2*(len(w.fam.Name)+len("_created")+len(w.labels)+4) + len(w.line) + 32
-	if w.bw.Available() < need {
-		w.bw.Flush()
+	var b []byte
+	if w.direct {
+		b = w.out
+	} else {
+		need := 2*(len(w.fam.Name)+len("_created")+len(w.labels)+4) + len(w.line) + 32
+		if w.bw.Available() < need {
+			w.bw.Flush()
+		}
+		b = w.bw.AvailableBuffer()
 	}
-	b := w.appendName(w.bw.AvailableBuffer(), "")
+	b = w.appendName(b, "")
 	b = append(b, w.line...)
 	b = append(b, '\n')
 	if w.createdLines && w.fam.Type == Counter && created > 0 {
@@ -185,8 +197,21 @@ func (w *Writer) sample(created float64) error {
 		b = AppendFloat(b, created)
 		b = append(b, '\n')
 	}
-	w.bw.Write(b)
+	if w.direct {
+		w.out = b
+	} else {
+		w.bw.Write(b)
+	}
 	return nil
+}
+
+// write writes p to the output: bw, or a part's out.
+func (w *Writer) write(p []byte) {
+	if w.direct {
+		w.out = append(w.out, p...)
+	} else {
+		w.bw.Write(p)
+	}
 }
 
 // appendName appends the sample's name (with suffix, or _total for a

@@ -1,8 +1,6 @@
 package exposition
 
 import (
-	"bufio"
-	"bytes"
 	"runtime"
 	"sync"
 )
@@ -23,17 +21,19 @@ func partsAhead() int { return max(runtime.GOMAXPROCS(0)+1, 8) }
 
 // encodedPart is one part's samples, encoded.
 type encodedPart struct {
-	buf     *bytes.Buffer
+	buf     *[]byte         // from partBuffers: the encoded samples
 	gz      *compressedPart // buf compressed, when the response is a Gzip
 	samples bool            // it wrote at least one sample
 	err     error
 }
 
-var partBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+// partBuffers hold encoded parts; a new one starts at the size of a few
+// hundred job rows, not at nothing.
+var partBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 64<<10); return &b }}
 
 // partWriters keep the Writers of encoders between families and scrapes,
-// with their buffers.
-var partWriters = sync.Pool{New: func() any { return &Writer{bw: bufio.NewWriterSize(nil, 32<<10)} }}
+// with their scratch space.
+var partWriters = sync.Pool{New: func() any { return &Writer{direct: true} }}
 
 // writeParts writes the samples of f, part by part, in order.
 func (w *Writer) writeParts(f *Family) error {
@@ -73,9 +73,8 @@ func (w *Writer) writeParts(f *Family) error {
 					<-tokens
 					return
 				}
-				buf := partBuffers.Get().(*bytes.Buffer)
-				buf.Reset()
-				pw.bw.Reset(buf)
+				buf := partBuffers.Get().(*[]byte)
+				pw.out = (*buf)[:0]
 				pw.samples = false
 				pw.ResetLabels()
 				err := f.WritePart(pw, i)
@@ -84,13 +83,10 @@ func (w *Writer) writeParts(f *Family) error {
 					// is known when it ends.
 					pw.endMessage()
 				}
-				if ferr := pw.bw.Flush(); err == nil {
-					err = ferr
-				}
-				pw.bw.Reset(nil)
+				*buf, pw.out = pw.out, nil
 				var gz *compressedPart
 				if w.gz != nil && err == nil && pw.samples {
-					gz = compressPart(buf.Bytes())
+					gz = compressPart(*buf)
 				}
 				results[i%ahead] <- encodedPart{buf: buf, gz: gz, samples: pw.samples, err: err}
 			}
@@ -124,7 +120,7 @@ func (w *Writer) writeParts(f *Family) error {
 					err = w.gz.writeCompressed(p.gz)
 				}
 			} else {
-				_, err = w.bw.Write(p.buf.Bytes())
+				_, err = w.bw.Write(*p.buf)
 			}
 		}
 		partBuffers.Put(p.buf)

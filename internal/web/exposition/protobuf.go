@@ -163,9 +163,9 @@ func (w *Writer) endMessage() {
 		h = protowire.AppendVarint(h, typeGauge)
 	}
 	var lb [binary.MaxVarintLen64]byte
-	w.bw.Write(protowire.AppendVarint(lb[:0], uint64(len(h)+len(w.pb))))
-	w.bw.Write(h)
-	w.bw.Write(w.pb)
+	w.write(protowire.AppendVarint(lb[:0], uint64(len(h)+len(w.pb))))
+	w.write(h)
+	w.write(w.pb)
 	w.scratch = h
 	w.pb = w.pb[:0]
 }
