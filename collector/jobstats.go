@@ -189,6 +189,9 @@ type jobColumn struct {
 	slot    int
 	op      string
 	divisor float64
+	// plainOp: op holds no byte the text format escapes, which is asked
+	// once per family instead of once per sample.
+	plainOp bool
 }
 
 // The per-job families. They are streamed: at tens of thousands of jobs
@@ -260,7 +263,8 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 		var columns []jobColumn
 		for i := range t.Ops {
 			if slot, divisor := pick(&t.Ops[i]); slot >= 0 {
-				columns = append(columns, jobColumn{slot: slot, op: t.Ops[i].Name, divisor: divisor})
+				op := t.Ops[i].Name
+				columns = append(columns, jobColumn{slot: slot, op: op, divisor: divisor, plainOp: !strings.ContainsAny(op, "\\\"\n")})
 			}
 		}
 		if len(columns) == 0 || len(t.Rows) == 0 {
@@ -322,7 +326,11 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 						mark = w.LabelMark()
 					}
 					w.TruncateLabels(mark)
-					if byOp {
+					switch {
+					case !byOp:
+					case col.plainOp:
+						w.LabelPlain("operation", col.op)
+					default:
 						w.Label("operation", col.op)
 					}
 					var err error
