@@ -13,11 +13,17 @@ import (
 	"github.com/hpcio/hpcio_exporter/jobid"
 )
 
-// seriesMeta is what the tracker keeps per raw job_id.
-type seriesMeta struct {
-	resolved bool
-	outcome  jobid.Outcome
-}
+// seriesMeta is what the tracker keeps per raw job_id: 0 until the id is
+// resolved, then its outcome plus one. One byte, so that a raw series
+// takes 96 bytes, not 112 (rates.Series).
+type seriesMeta uint8
+
+func resolvedAs(o jobid.Outcome) seriesMeta { return seriesMeta(o) + 1 }
+
+func (m seriesMeta) resolved() bool { return m != 0 }
+
+// outcome is the resolved id's outcome.
+func (m seriesMeta) outcome() jobid.Outcome { return jobid.Outcome(m - 1) }
 
 type (
 	accumulator = rates.Accumulator[Key, seriesMeta]
@@ -263,8 +269,8 @@ func (h *targetHandler) Job(js *lctl.JobStat) {
 			g.Set(s, slots.sum, op.Sum)
 		}
 	}
-	if !dup && s.Meta.resolved && s.Identity() != nil {
-		t.outcomes[s.Meta.outcome]++
+	if !dup && s.Meta.resolved() && s.Identity() != nil {
+		t.outcomes[s.Meta.outcome()]++
 	}
 }
 
@@ -369,8 +375,8 @@ func (t *Tracker) resolvePending() {
 			tg.group.CreatedFloor = tg.lastSnapshot
 		}
 		for _, s := range tg.group.Pending() {
-			if s.Meta.resolved && !s.Meta.outcome.NeedsContext() {
-				tg.outcomes[s.Meta.outcome]++ // discarded for good
+			if s.Meta.resolved() && !s.Meta.outcome().NeedsContext() {
+				tg.outcomes[s.Meta.outcome()]++ // discarded for good
 				continue
 			}
 			full, outcome := t.normalizer.Normalize([]byte(s.Key), nil)
@@ -394,7 +400,7 @@ func (t *Tracker) resolvePending() {
 }
 
 func (t *Tracker) attach(tg *target, s *series, full jobid.Identity, outcome jobid.Outcome) {
-	s.Meta = seriesMeta{resolved: true, outcome: outcome}
+	s.Meta = resolvedAs(outcome)
 	tg.outcomes[outcome]++
 	switch {
 	case outcome.Kept() && !t.filter.allows(full):
@@ -437,7 +443,7 @@ func (t *Tracker) repairUntrusted(tg *target) {
 		default:
 			tg.group.Rebind(s, Key{OtherJob})
 		}
-		s.Meta = seriesMeta{resolved: true, outcome: outcome}
+		s.Meta = resolvedAs(outcome)
 	}
 	clear(tg.recheck[len(kept):])
 	tg.recheck = kept
@@ -463,7 +469,7 @@ func (t *Tracker) trimKnown() {
 			continue
 		}
 		tg.group.EachSeries(func(s *series) {
-			if s.Meta.resolved && s.Meta.outcome.Trusted() {
+			if s.Meta.resolved() && s.Meta.outcome().Trusted() {
 				full, _ := t.normalizer.Normalize([]byte(s.Key), nil)
 				t.known.Add(full)
 			}

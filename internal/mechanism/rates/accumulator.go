@@ -123,10 +123,13 @@ type Series[K comparable, M any] struct {
 	// entries counts the entries of the key in this run (up to 255),
 	// prevEntries those of the last output it was in.
 	entries, prevEntries uint8
-	// forgotten: the series is no longer in the group's map, and must not
-	// be found again through a next link that still points to it.
-	forgotten bool
-	id        *Identity[K]
+	// run is the latest run that observed the series (the low 32 bits,
+	// enough for a century of scrapes every second: with a Meta of one
+	// byte, a series then takes 96 bytes, not 112), 0 once it is
+	// forgotten: no longer in the group's map, never to be found again
+	// through a next link that still points to it. Runs count from 1.
+	run uint32
+	id  *Identity[K]
 	// next is the series observed after this one in the last run that
 	// observed it (Group.head).
 	next *Series[K, M]
@@ -137,7 +140,6 @@ type Series[K comparable, M any] struct {
 	// start is the earliest start time of the entries of the latest
 	// output (the only one's, as a rule).
 	start float64
-	run   uint64
 	// reset marks the slots 0–63 that Set counted whole or not at all in
 	// this run (a restart, a value gone down), for a later entry of the
 	// same key.
@@ -259,7 +261,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 	if g.prev != nil {
 		guess = g.prev.next
 	}
-	ok := guess != nil && !guess.forgotten && guess.Key == string(key)
+	ok := guess != nil && guess.run != 0 && guess.Key == string(key) // run 0: forgotten
 	if ok {
 		s = guess
 	} else if s, ok = g.series[string(key)]; !ok {
@@ -270,7 +272,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 	switch {
 	case !ok:
 		g.observed++
-	case s.run == g.acc.run:
+	case s.run == g.run():
 		g.again(s, start)
 		return s, false
 	default:
@@ -294,7 +296,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 		}
 	}
 	s.entries, s.reset = 1, 0
-	s.run = g.acc.run
+	s.run = g.run()
 	if s.id == nil {
 		g.pending = append(g.pending, s)
 	} else {
@@ -404,7 +406,7 @@ func (g *Group[K, M]) EndSection(complete bool) {
 		return // every series was observed in this run
 	}
 	for key, s := range g.series {
-		if s.run != g.acc.run {
+		if s.run != g.run() {
 			g.forget(key, s)
 		}
 	}
@@ -413,7 +415,7 @@ func (g *Group[K, M]) EndSection(complete bool) {
 // forget drops a raw series.
 func (g *Group[K, M]) forget(key string, s *Series[K, M]) {
 	delete(g.series, key)
-	s.forgotten = true
+	s.run = 0    // forgotten
 	s.next = nil // nothing kept alive through it
 	if s.entries > 1 {
 		delete(g.latest, s)
@@ -550,7 +552,10 @@ func (id *Identity[K]) Total(slot int) uint64 {
 func (s *Series[K, M]) Identity() *Identity[K] { return s.id }
 
 // SeenIn reports whether the series was observed in the current run.
-func (s *Series[K, M]) SeenIn(run uint64) bool { return s.run == run }
+func (s *Series[K, M]) SeenIn(run uint64) bool { return s.run == uint32(run) }
+
+// run is the current run as a Series keeps it.
+func (g *Group[K, M]) run() uint32 { return uint32(g.acc.run) }
 
 // EachSeries calls f for every raw series of the group.
 func (g *Group[K, M]) EachSeries(f func(*Series[K, M])) {
@@ -587,7 +592,7 @@ func (a *Accumulator[K, M]) EndRun() {
 			continue
 		}
 		for key, s := range g.series {
-			if s.run <= cutoffRun {
+			if uint64(s.run) <= cutoffRun {
 				g.forget(key, s)
 			}
 		}

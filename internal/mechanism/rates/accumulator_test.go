@@ -283,7 +283,7 @@ func TestObserveGuessesOrder(t *testing.T) {
 					guess = g.prev.next
 				}
 				s, first := g.Observe([]byte(key), 0)
-				if s != g.series[key] || s.Key != key || s.forgotten {
+				if s != g.series[key] || s.Key != key || s.run == 0 {
 					t.Fatalf("seed %d step %d: %q observed as a series the group does not hold for it", seed, step, key)
 				}
 				if first == held || (held && s != before) {
