@@ -104,6 +104,8 @@ type Tracker struct {
 	// spare are arenas of Views no one reads any more (Recycle).
 	spareMu sync.Mutex
 	spare   []*arena
+	// dataSize is the size of the totals of the View published last.
+	dataSize int
 }
 
 // New returns a Tracker, or an error naming the setting that is wrong.

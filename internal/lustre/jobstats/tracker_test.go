@@ -388,3 +388,53 @@ func storedIn(totals map[int]uint64, cols []uint64, first, slots int) []int {
 	}
 	return w
 }
+
+// A View's totals are written into the room the last one took; totals that
+// outgrow it in the middle of a run (every value from one byte to nine)
+// are all read back, in every target, the earlier ones too.
+func TestTotalsOutgrowTheArena(t *testing.T) {
+	tr := newTracker(t, Config{})
+	output := func(scale uint64) (string, map[string]uint64) {
+		var b strings.Builder
+		want := map[string]uint64{}
+		for _, target := range []string{"fs-OST0000", "fs-OST0001", "fs-OST0002"} {
+			fmt.Fprintf(&b, "obdfilter.%s.job_stats=\njob_stats:\n", target)
+			for j := range 200 {
+				sum := scale * uint64(j+1)
+				fmt.Fprintf(&b, "- job_id: %d:1:n\n  write_bytes: { samples: 1, unit: bytes, min: 1, max: 1, sum: %d }\n", j, sum)
+				want[fmt.Sprintf("%s/%d", target, j)] = sum
+			}
+		}
+		return b.String(), want
+	}
+	now := time.Unix(1_700_000_000, 0)
+	var prev *View
+	for i, scale := range []uint64{1, 1 << 20, 1 << 50} {
+		text, want := output(scale)
+		v := run(t, tr, now.Add(time.Duration(i)*time.Minute), text)
+		if len(v.Targets) != 3 {
+			t.Fatalf("run %d: %d targets", i, len(v.Targets))
+		}
+		for _, tv := range v.Targets {
+			if len(tv.Rows) != 200 {
+				t.Fatalf("run %d: %s has %d rows", i, tv.Target, len(tv.Rows))
+			}
+			slot := -1
+			for _, op := range tv.Ops {
+				if op.Name == "write_bytes" {
+					slot = op.Sum
+				}
+			}
+			for r := range tv.Rows {
+				vals := tv.Values(r)
+				got, _ := vals.Get(slot)
+				key := tv.Target + "/" + tv.Rows[r].Key[0]
+				if got != want[key] {
+					t.Fatalf("run %d: %s write_bytes %d, want %d", i, key, got, want[key])
+				}
+			}
+		}
+		tr.Recycle(prev)
+		prev = v
+	}
+}

@@ -249,9 +249,9 @@ func (t *Tracker) arenaFor(rows, masks, size int) *arena {
 func (t *Tracker) publish(err error) *View {
 	v := &View{Format: t.format.String(), FormatFrom: t.formatFrom, Bounds: t.bounds, Err: err,
 		Targets: make([]*TargetView, 0, len(t.order))}
-	// The identities with series of each target, and the space they take.
+	// The identities with series of each target, and their rows and masks.
 	shown := make([][]*identity, len(t.order))
-	var rows, masks, size int
+	var rows, masks int
 	for i, tg := range t.order {
 		if tg.group == nil {
 			continue
@@ -261,9 +261,33 @@ func (t *Tracker) publish(err error) *View {
 			ids = tg.visible
 		}
 		shown[i] = ids
-		slots := len(tg.group.SlotNames())
 		rows += len(ids)
-		masks += len(ids) * words(slots)
+		masks += len(ids) * words(len(tg.group.SlotNames()))
+	}
+	// The totals are written into the room the last View's took (and the
+	// eighth more arenaFor gives): sizing them first was a pass over every
+	// identity, a third of the publish, which the run's end waits for.
+	// Totals that outgrow it are appended all the same (the arena's data
+	// then grows, once); only the first View is sized, so that its data
+	// is not grown from nothing.
+	size := t.dataSize
+	if size == 0 {
+		size = t.totalsSize(shown)
+	}
+	v.arena = t.arenaFor(rows, masks, size)
+	t.writeTargets(v, shown)
+	t.dataSize = len(v.arena.data)
+	return v
+}
+
+// totalsSize returns the bytes the totals of the identities shown take.
+func (t *Tracker) totalsSize(shown [][]*identity) int {
+	size := 0
+	for i, ids := range shown {
+		if len(ids) == 0 {
+			continue
+		}
+		slots := len(t.order[i].group.SlotNames())
 		for _, id := range ids {
 			if t.emitZero {
 				size += slots - id.Totals.Len() // a zero takes a byte
@@ -275,12 +299,21 @@ func (t *Tracker) publish(err error) *View {
 			}
 		}
 	}
-	v.arena = t.arenaFor(rows, masks, size)
-	rows, masks = 0, 0
+	return size
+}
+
+// writeTargets writes the TargetViews of v, their rows and totals into
+// its arena.
+func (t *Tracker) writeTargets(v *View, shown [][]*identity) {
+	rows, masks := 0, 0
+	// Where each target's totals start in the arena's data, which may move
+	// as it grows: the targets' slices of it are taken at the end.
+	starts := make([]int, len(t.order)+1)
 	for i, tg := range t.order {
 		tv := &TargetView{Component: tg.component, Target: tg.target,
 			Outcomes: tg.outcomes, Malformed: tg.malformedLines, Duplicates: tg.duplicates}
 		v.Targets = append(v.Targets, tv)
+		starts[i] = len(v.arena.data)
 		if tg.group == nil {
 			continue // forgotten: its identities with it
 		}
@@ -301,11 +334,12 @@ func (t *Tracker) publish(err error) *View {
 		tv.Rows = v.arena.rows[rows : rows+n : rows+n]
 		tv.masks = v.arena.masks[masks : masks+n*w : masks+n*w]
 		rows, masks = rows+n, masks+n*w
-		start := len(v.arena.data)
 		v.arena.data = t.encodeRows(tv, shown[i], slots, v.arena.data)
-		tv.data = v.arena.data[start:len(v.arena.data):len(v.arena.data)]
 	}
-	return v
+	starts[len(t.order)] = len(v.arena.data)
+	for i, tv := range v.Targets {
+		tv.data = v.arena.data[starts[i]:starts[i+1]:starts[i+1]]
+	}
 }
 
 func words(slots int) int { return (slots + 63) / 64 }
