@@ -182,7 +182,7 @@ func (s *Source) Release(snap *Snapshot) {
 func (s *Source) Runs() ([len(toolrun.Results)]uint64, time.Duration) { return s.counts.Get() }
 
 // collectGrowth collects the garbage after a run that doubled the raw job
-// series tracked (the first run, as a rule): growing the tracker's tables
+// series tracked to 50,000 or more (the first run, as a rule): growing the tracker's tables
 // to a hundred thousand jobs leaves tens of megabytes of old tables
 // behind, which the next collection, due only at twice the heap, would
 // leave in the process for good (a peak RSS a third higher).
@@ -197,8 +197,10 @@ func (s *Source) collectGrowth(v *jobstats.View) {
 	}
 }
 
-// minCollectedGrowth: below it the tables are small and their garbage too.
-const minCollectedGrowth = 10000
+// minCollectedGrowth: below it the old tables are a few megabytes, less
+// than a forced collection costs a run (a third more time for a run that
+// meets 10,000 jobs for the first time).
+const minCollectedGrowth = 50000
 
 // run executes one lctl get_param for every request and reads its output
 // as it streams in.

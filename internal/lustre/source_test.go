@@ -211,7 +211,7 @@ func TestSnapshotFailingCommand(t *testing.T) {
 	}
 }
 
-// A run that doubles the raw job series tracked (from at least 10,000)
+// A run that doubles the raw job series tracked (to at least 50,000)
 // collects the garbage of growing the tables; other runs do not.
 func TestCollectGrowth(t *testing.T) {
 	s := New(Config{})
@@ -228,12 +228,12 @@ func TestCollectGrowth(t *testing.T) {
 		series []int
 		want   int
 	}{
-		{[]int{5000}, 0},         // small
-		{[]int{6000, 6000}, 1},   // 12,000: the first large run
-		{[]int{12000, 11000}, 1}, // 23,000: less than twice
-		{[]int{12000, 12000}, 2}, // 24,000: twice
-		{[]int{100}, 2},          // shrank
-		{[]int{30000, 30000}, 3}, // 60,000
+		{[]int{25000}, 0},          // small
+		{[]int{30000, 30000}, 1},   // 60,000: the first large run
+		{[]int{60000, 59000}, 1},   // 119,000: less than twice
+		{[]int{60000, 60000}, 2},   // 120,000: twice
+		{[]int{100}, 2},            // shrank
+		{[]int{150000, 150000}, 3}, // 300,000
 	} {
 		s.collectGrowth(view(step.series...))
 		if collected != step.want {
