@@ -236,9 +236,16 @@ func lustreJobFamilies(v *jobstats.View) []exposition.Family {
 }
 
 // jobRowsPerPart is how many rows of a target one part of a per-job
-// family holds: enough that a part's overhead is nothing, few enough that
-// the parts encoded ahead of the response take little memory.
-const jobRowsPerPart = 128
+// family by operation holds: enough that a part's overhead is nothing, few
+// enough that the parts encoded ahead of the response take little memory.
+// A family of one sample per row (the bytes and requests) takes four times
+// as many: at 128 rows its parts were under the size a gzipped response
+// compresses where they are encoded (exposition's minCompressedPart), and
+// the goroutine that sends compressed those four families alone.
+const (
+	jobRowsPerPart       = 128
+	jobRowsPerSinglePart = 4 * jobRowsPerPart
+)
 
 // jobTargetParts are the parts of one target in a family: its columns,
 // and the number of the family's parts before its own.
@@ -259,6 +266,10 @@ type jobTargetParts struct {
 func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*jobstats.Op) (int, float64)) exposition.Family {
 	var targets []jobTargetParts
 	parts := 0
+	rowsPerPart := jobRowsPerPart
+	if !byOp {
+		rowsPerPart = jobRowsPerSinglePart
+	}
 	for _, t := range v.Targets {
 		var columns []jobColumn
 		for i := range t.Ops {
@@ -282,7 +293,7 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 			tp.colOf[col.slot] = i
 		}
 		targets = append(targets, tp)
-		parts += (len(t.Rows) + jobRowsPerPart - 1) / jobRowsPerPart
+		parts += (len(t.Rows) + rowsPerPart - 1) / rowsPerPart
 	}
 	return exposition.Family{
 		Name: name, Help: help, Type: exposition.Counter, Parts: parts,
@@ -295,14 +306,14 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 			}
 			tp := &targets[k]
 			t := tp.target
-			start := (part - tp.first) * jobRowsPerPart
+			start := (part - tp.first) * rowsPerPart
 			// The target's labels, the same on every row of the part,
 			// are rendered once; a row's own once for its samples.
 			w.ResetLabels()
 			w.Label("component", t.Component)
 			w.Label("target", t.Target)
 			targetMark := w.LabelMark()
-			for r := start; r < min(start+jobRowsPerPart, len(t.Rows)); r++ {
+			for r := start; r < min(start+rowsPerPart, len(t.Rows)); r++ {
 				row := &t.Rows[r]
 				vals := t.Values(r)
 				mark := -1
