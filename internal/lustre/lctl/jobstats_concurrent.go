@@ -38,6 +38,7 @@ type ConcurrentJobStatsParser struct {
 	sent      int          // chunks handed to helpers
 	done      atomic.Int64 // chunks delivered
 	stats     SectionStats // the deliverer's until delivered is closed
+	panicked  any          // the deliverer's until delivered is closed
 	// js is the entry handed to the handler, which does not keep it: one
 	// for the section, not one escaping to the heap per chunk.
 	js JobStat
@@ -176,6 +177,16 @@ func lastEntry(lines []byte) int {
 
 // End implements SectionParser.
 func (p *ConcurrentJobStatsParser) End(complete bool) {
+	if p.queue != nil {
+		// The deliverer ends however End does (the last chunk's parse
+		// may panic too).
+		defer func() {
+			if p.queue != nil {
+				close(p.queue)
+				p.queue = nil
+			}
+		}()
+	}
 	// The last chunk is parsed here, while the helpers and the deliverer
 	// finish the others.
 	last := parseChunk(p.chunk, complete)
@@ -185,6 +196,10 @@ func (p *ConcurrentJobStatsParser) End(complete bool) {
 		close(p.queue)
 		<-p.delivered
 		p.queue = nil
+		if v := p.panicked; v != nil {
+			p.panicked = nil
+			panic(v)
+		}
 	}
 	p.deliver(last)
 	p.h.End(complete, p.stats)
@@ -216,22 +231,54 @@ func (p *ConcurrentJobStatsParser) send(chunk []byte, release func()) {
 	slot := make(chan *jobBatch, 1)
 	p.sent++
 	go func() {
+		defer release()
 		// Cut before an entry: the chunk's last entry is whole.
-		slot <- parseChunk(chunk, true)
-		release()
+		slot <- parseChunkGuarded(chunk)
 	}()
 	p.queue <- slot
 }
 
+// parseChunkGuarded is parseChunk on a helper, where a panic would take
+// the process down: it comes back as the batch's panicked, for End to
+// raise on the goroutine of the run, whose caller turns it into a failed
+// run (toolrun.Runner). A parser's bug costs a run, not the process.
+func parseChunkGuarded(chunk []byte) (b *jobBatch) {
+	defer func() {
+		if v := recover(); v != nil {
+			b = &jobBatch{panicked: v}
+		}
+	}()
+	return parseChunk(chunk, true)
+}
+
 // deliverAll is the deliverer: it hands the entries of each chunk to the
-// handler in the order the chunks were read.
+// handler in the order the chunks were read. After a panic (a helper's or
+// the handler's), it only takes the chunks still coming, so that the
+// reader is never left waiting, and End raises the panic.
 func (p *ConcurrentJobStatsParser) deliverAll(queue <-chan chan *jobBatch, delivered chan<- struct{}) {
 	for slot := range queue {
-		p.deliver(<-slot)
+		b := <-slot
+		switch {
+		case p.panicked != nil:
+		case b.panicked != nil:
+			p.panicked = b.panicked
+		default:
+			p.deliverGuarded(b)
+		}
 		p.done.Add(1)
 		<-p.inFlight
 	}
 	close(delivered)
+}
+
+// deliverGuarded is deliver on the deliverer, a panic kept for End.
+func (p *ConcurrentJobStatsParser) deliverGuarded(b *jobBatch) {
+	defer func() {
+		if v := recover(); v != nil {
+			p.panicked = v // the batch, half delivered, is not reused
+		}
+	}()
+	p.deliver(b)
 }
 
 // deliver hands a chunk's entries to the handler.
@@ -276,6 +323,8 @@ type jobBatch struct {
 	stats SectionStats
 	// parser is kept with the batch for its slices.
 	parser JobStatsParser
+	// panicked is what parsing the chunk panicked with (parseChunkGuarded).
+	panicked any
 }
 
 type batchJob struct {

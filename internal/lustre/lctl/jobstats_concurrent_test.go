@@ -172,3 +172,42 @@ type slowHandler struct {
 
 func (h *slowHandler) Job(*JobStat)                { h.jobs++ }
 func (h *slowHandler) End(_ bool, st SectionStats) { h.stats = st }
+
+// A handler that panics on the deliverer's goroutine costs the section, not
+// the process: End raises the panic on the goroutine that called it (where
+// toolrun.Runner recovers a run's), after every chunk was taken, and the
+// parse goes on afterwards for other sections.
+func TestConcurrentJobStatsHandlerPanic(t *testing.T) {
+	var big bytes.Buffer
+	big.WriteString("obdfilter.fs-OST0000.job_stats=\njob_stats:\n")
+	for i := range 5000 {
+		fmt.Fprintf(&big, "- job_id: %d\n  write_bytes: { samples: 1, unit: bytes, min: 1, max: 1, sum: 1 }\n", i)
+	}
+	for _, at := range []int{0, 100, 2500, 4999} {
+		h := &panicAt{at: at}
+		got := func() (v any) {
+			defer func() { v = recover() }()
+			Scan(bytes.NewReader(big.Bytes()), "", func(string) SectionParser { return newConcurrentJobStatsParser(h, 4096, 3) })
+			return nil
+		}()
+		if got != fmt.Sprintf("job %d", at) {
+			t.Errorf("panic at job %d: recovered %v", at, got)
+		}
+	}
+}
+
+// panicAt panics once, at its job number at.
+type panicAt struct {
+	at, seen int
+	done     bool
+}
+
+func (h *panicAt) Job(*JobStat) {
+	if h.seen == h.at && !h.done {
+		h.done = true
+		panic(fmt.Sprintf("job %d", h.at))
+	}
+	h.seen++
+}
+
+func (h *panicAt) End(bool, SectionStats) {}
