@@ -12,9 +12,13 @@ import (
 // ConcurrentJobStatsParser reads them on every core: it gathers the lines
 // of a section into chunks, cut only where a "- job_id:" line opens an
 // entry, so that each chunk parses alone exactly as it would in sequence;
-// helpers parse the chunks, and the entries reach the handler in order, on
-// the goroutine that calls Line and End, as JobStatsParser delivers them.
-// The handler need not be safe for concurrent use.
+// helpers parse the chunks (most of them Scan's own read buffers, handed
+// over: TakeLines), and the entries reach the handler in order, one at a
+// time, as JobStatsParser delivers them: on a goroutine of the parser's
+// while the section is read, the last ones and End on the goroutine that
+// calls End, which returns once every entry is delivered. The handler need
+// not be safe for concurrent use, but must not share unguarded state with
+// what the goroutine calling Line, Block and TakeLines does meanwhile.
 
 // ConcurrentJobStatsParser is a JobStatsParser that parses on helper
 // goroutines. Memory stays bounded: at most a few chunks are parsed ahead
