@@ -45,8 +45,8 @@ type BlockParser interface {
 // job_stats, the copy was a tenth of the reading goroutine's work.
 type ChunkParser interface {
 	BlockParser
-	// TakeLines is offered whole lines, as Block is, at the start of the
-	// buffer buf (a readBuffers buffer). It returns how many bytes it
+	// TakeLines is offered whole lines, as Block is, lying in the buffer
+	// buf (a readBuffers buffer). It returns how many bytes it
 	// took, a run of whole lines from the start, and whether it kept buf,
 	// which then is the parser's (to put back in readBuffers when done
 	// with it) and which Scan no longer touches. Lines not taken are
