@@ -275,7 +275,7 @@ func lustreJobFamily(v *jobstats.View, name, help string, byOp bool, pick func(*
 		for i := range t.Ops {
 			if slot, divisor := pick(&t.Ops[i]); slot >= 0 {
 				op := t.Ops[i].Name
-				columns = append(columns, jobColumn{slot: slot, op: op, divisor: divisor, plainOp: !strings.ContainsAny(op, "\\\"\n")})
+				columns = append(columns, jobColumn{slot: slot, op: op, divisor: divisor, plainOp: !exposition.NeedsEscape(op)})
 			}
 		}
 		if len(columns) == 0 || len(t.Rows) == 0 {

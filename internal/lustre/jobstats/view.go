@@ -268,8 +268,8 @@ func (t *Tracker) publish(err error) *View {
 	// eighth more arenaFor gives): sizing them first was a pass over every
 	// identity, a third of the publish, which the run's end waits for.
 	// Totals that outgrow it are appended all the same (the arena's data
-	// then grows, once); only the first View is sized, so that its data
-	// is not grown from nothing.
+	// then grows as append grows it); only the first View is sized, so
+	// that its data is not grown from nothing.
 	size := t.dataSize
 	if size == 0 {
 		size = t.totalsSize(shown)

@@ -181,29 +181,24 @@ func lastEntry(lines []byte) int {
 
 // End implements SectionParser.
 func (p *ConcurrentJobStatsParser) End(complete bool) {
-	if p.queue != nil {
-		// The deliverer ends however End does (the last chunk's parse
-		// may panic too).
-		defer func() {
-			if p.queue != nil {
-				close(p.queue)
-				p.queue = nil
-			}
-		}()
-	}
 	// The last chunk is parsed here, while the helpers and the deliverer
-	// finish the others.
-	last := parseChunk(p.chunk, complete)
+	// finish the others; a panic of its parse is raised after them, so
+	// that the deliverer always ends.
+	last := parseChunkGuarded(p.chunk, complete)
 	p.releaseChunk(p.chunk)
 	p.chunk = nil
 	if p.queue != nil {
 		close(p.queue)
 		<-p.delivered
 		p.queue = nil
-		if v := p.panicked; v != nil {
-			p.panicked = nil
-			panic(v)
-		}
+	}
+	panicked := p.panicked
+	if panicked == nil {
+		panicked = last.panicked
+	}
+	if panicked != nil {
+		p.panicked = nil
+		panic(panicked)
 	}
 	p.deliver(last)
 	p.h.End(complete, p.stats)
@@ -237,22 +232,22 @@ func (p *ConcurrentJobStatsParser) send(chunk []byte, release func()) {
 	go func() {
 		defer release()
 		// Cut before an entry: the chunk's last entry is whole.
-		slot <- parseChunkGuarded(chunk)
+		slot <- parseChunkGuarded(chunk, true)
 	}()
 	p.queue <- slot
 }
 
-// parseChunkGuarded is parseChunk on a helper, where a panic would take
-// the process down: it comes back as the batch's panicked, for End to
+// parseChunkGuarded is parseChunk with a panic, which on a helper would
+// take the process down, coming back as the batch's panicked, for End to
 // raise on the goroutine of the run, whose caller turns it into a failed
 // run (toolrun.Runner). A parser's bug costs a run, not the process.
-func parseChunkGuarded(chunk []byte) (b *jobBatch) {
+func parseChunkGuarded(chunk []byte, complete bool) (b *jobBatch) {
 	defer func() {
 		if v := recover(); v != nil {
 			b = &jobBatch{panicked: v}
 		}
 	}()
-	return parseChunk(chunk, true)
+	return parseChunk(chunk, complete)
 }
 
 // deliverAll is the deliverer: it hands the entries of each chunk to the

@@ -108,7 +108,7 @@ func (w *Writer) Flush() error { return w.bw.Flush() }
 // skipped: Prometheus treats an empty label as an absent one, and leaving it
 // out shortens the response.
 func (w *Writer) Label(name, value string) {
-	if w.proto || !needsEscape(value) {
+	if w.proto || !NeedsEscape(value) {
 		w.LabelPlain(name, value)
 		return
 	}
@@ -257,7 +257,7 @@ func (w *Writer) writeHeader() {
 // a HELP text (backslash, newline; OpenMetrics also escapes the quote, which
 // the text format leaves alone; HELP texts here contain none).
 func appendEscaped(b []byte, s string, quote bool) []byte {
-	if !needsEscape(s) {
+	if !NeedsEscape(s) {
 		return append(b, s...)
 	}
 	for i := 0; i < len(s); i++ {
@@ -275,9 +275,11 @@ func appendEscaped(b []byte, s string, quote bool) []byte {
 	return b
 }
 
-// needsEscape reports whether s holds a byte to escape. Label values are
-// short: a loop beats strings.ContainsAny, which builds its set each call.
-func needsEscape(s string) bool {
+// NeedsEscape reports whether s holds a byte the text formats escape in a
+// label value; a value that holds none can go to LabelPlain. Label values
+// are short: a loop beats strings.ContainsAny, which builds its set each
+// call.
+func NeedsEscape(s string) bool {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c == '\\' || c == '"' || c == '\n' {
 			return true
