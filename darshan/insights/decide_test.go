@@ -56,7 +56,7 @@ func TestDecideIsEvaluateWithoutText(t *testing.T) {
 
 // decideCases are the Totals of every edge fixture and every corpus log
 // that has them.
-func decideCases(t *testing.T) []*Totals {
+func decideCases(t testing.TB) []*Totals {
 	var all []*Totals
 	for _, e := range edges {
 		all = append(all, e.fire.totals(t))
@@ -121,3 +121,19 @@ func TestDeciderFiredIsDecideAboveOK(t *testing.T) {
 }
 
 func sameBits(a, b float64) bool { return math.Float64bits(a) == math.Float64bits(b) }
+
+// BenchmarkDeciderFired decides the Totals of the edge cases and corpus
+// logs (decideCases) in turn, as the sidecar decides a job whose logs
+// changed.
+func BenchmarkDeciderFired(b *testing.B) {
+	cases := decideCases(b)
+	d := NewDecider(DefaultConfig())
+	var scratch []Insight
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, tot := range cases {
+			scratch, _ = d.Fired(scratch, tot)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(cases)), "ns/totals")
+}

@@ -353,6 +353,10 @@ type Builder struct {
 	stdioLayout *darshan.Layout
 	stdio       *stdioIdx
 
+	// names names the files of the Rankings' entries: the log's, or nil
+	// after WithoutNames.
+	names map[uint64]string
+
 	// s is what the Builder holds only while the log is read: taken from
 	// scratchPool, given back by Totals.
 	s *scratch
@@ -537,12 +541,21 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 	if hosts {
 		mods |= t.Modules & (moduleBit(darshan.DXTPOSIX) | moduleBit(darshan.DXTMPIIO))
 	}
-	b := &Builder{l: l, t: t, mods: mods, hosts: hosts, s: scratchPool.Get().(*scratch)}
+	b := &Builder{l: l, t: t, mods: mods, hosts: hosts, names: l.Names, s: scratchPool.Get().(*scratch)}
 	for i, r := range t.rankings() {
 		r.Top = b.s.tops[i][:0]
 	}
 	return b, nil
 }
+
+// WithoutNames makes the Totals hold no file names, as Totals.ForgetNames
+// would leave them, for a caller that forgets them anyway: no name is
+// looked up, and a Ranking's entries of equal value are then ordered by
+// Aux alone. Where a Ranking keeps some of several equal values, the Aux
+// of those kept may differ from the named Totals'; the values, and so
+// every decision (Decider uses neither names nor Aux), are the same. Call
+// it before Add.
+func (b *Builder) WithoutNames() { b.names = nil }
 
 // Reads reports whether the Totals read module m's records: POSIX, MPI-IO
 // and STDIO when the log has them, the DXT modules when the log can decide
@@ -603,7 +616,7 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 		s.release()
 		return nil, err
 	}
-	t, names := b.t, b.l.Names
+	t, names := b.t, b.names
 	// The files in the order they came: a Ranking keeps the largest
 	// entries under an order in which only equal entries tie, whatever
 	// the order they are offered in.
@@ -702,7 +715,7 @@ func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
 
 	// The record's name is looked up only for an entry a Ranking may
 	// keep (offerID): most records of a log of many files rank below.
-	names := b.l.Names
+	names := b.names
 	t.MetaTime.offerID(names, r.ID, fv(fl, idx.metaT), float64(r.Rank))
 	f := b.s.file(r.ID)
 	f.smallR += smallR
@@ -768,6 +781,9 @@ func (b *Builder) addMPIIO(r *darshan.CounterRecord) {
 	name := b.l.Names[r.ID]
 	if strings.HasSuffix(name, ".h5") || strings.HasSuffix(name, ".hdf5") {
 		t.HDF5Names = true
+	}
+	if b.names == nil {
+		name = ""
 	}
 	ir, iw := iv(r.Ints, idx[0]), iv(r.Ints, idx[4])
 	t.IndepReadRecords.offer(name, float64(ir), float64(ir+iw))

@@ -132,10 +132,6 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 		s.insightsFailed(path, err)
 		return sum, nil
 	}
-	if t != nil {
-		// The sidecar exports no file: it keeps no path.
-		t.ForgetNames()
-	}
 	return sum, t
 }
 
@@ -143,8 +139,9 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 // withInsights, its insight Totals or why it has none (err): each record
 // decoded feeds both, where the sidecar used to decode each log twice (a
 // log is most of its time, and decoding its records most of a log's).
-// It gives exactly what signals.Summarize and then insights.FromLog give
-// (TestOnePassMatchesTwoCalls): the signals' modules are read first, in
+// It gives exactly what signals.Summarize and then insights.FromLog give,
+// without file names (Builder.WithoutNames; TestOnePassMatchesTwoCalls):
+// the signals' modules are read first, in
 // module id order, as Summarize reads them (those without a region, which
 // hold no record, are not opened), and the modules only the insights read
 // (DXT, for the hosts) after, as FromLog read them after the signals. A
@@ -241,11 +238,14 @@ var (
 	evaluate   = (*insights.Decider).Fired
 )
 
+// builderOf starts the Totals of l without file names: the sidecar
+// exports no file, so it keeps no path, and looks none up.
 func builderOf(l *darshan.Log) (totalsBuilder, error) {
 	b, err := insights.NewBuilder(l)
 	if err != nil {
 		return nil, err
 	}
+	b.WithoutNames()
 	return b, nil
 }
 
