@@ -139,14 +139,15 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 // withInsights, its insight Totals or why it has none (err): each record
 // decoded feeds both, where the sidecar used to decode each log twice (a
 // log is most of its time, and decoding its records most of a log's).
-// It gives exactly what signals.Summarize and then insights.FromLog give,
-// without file names (Builder.WithoutNames; TestOnePassMatchesTwoCalls):
-// the signals' modules are read first, in
-// module id order, as Summarize reads them (those without a region, which
-// hold no record, are not opened), and the modules only the insights read
-// (DXT, for the hosts) after, as FromLog read them after the signals. A
-// log whose signals met damage is refused whole: its insights are not
-// finished (no Totals, no error).
+// It gives what signals.Summarize and then insights.FromLog give, the
+// Totals without file names (Builder.WithoutNames: where a full Ranking
+// cuts between equal values, the Aux it keeps may differ, never a value or
+// a decision; TestOnePassMatchesTwoCalls): the signals' modules are read
+// first, in module id order, as Summarize reads them (those without a
+// region, which hold no record, are not opened), and the modules only the
+// insights read (DXT, for the hosts) after, as FromLog read them after the
+// signals. A log whose signals met damage is refused whole: its insights
+// are not finished (no Totals, no error).
 func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summary, *insights.Totals, error) {
 	sig := signals.NewSummarizer(l, maxRecords)
 	var pass insightsPass
