@@ -172,9 +172,14 @@ func (rr *regionReader) next(n int) ([]byte, error) {
 }
 
 // fill reads from the decompressor until the window holds n bytes or the
-// data ends. The window grows toward n only as data arrives (at most
-// doubling), so that a claim of more data than the region holds costs no
-// memory; every byte inflated is charged to the log's budget.
+// data ends. Past windowUpfront, the window grows only as data arrives,
+// doubling, so that a claim of more data than the region holds costs no
+// memory (the window is at most twice the data it has held); every byte
+// inflated is charged to the log's budget. It doubles even when n is one
+// byte more than it holds: a caller looking for the end of a name asks for
+// one more byte at a time, and a window grown by what was asked copied
+// itself once per byte (a 2 KB log with one name of a megabyte took three
+// minutes to open).
 func (rr *regionReader) fill(n int) {
 	if rr.r > 0 { // slide unread bytes to the front
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
@@ -184,14 +189,14 @@ func (rr *regionReader) fill(n int) {
 		return
 	}
 	if len(rr.buf) < n && len(rr.buf) < windowUpfront {
-		rr.grow(min(n, windowUpfront))
+		rr.grow(min(max(n, 2*len(rr.buf)), windowUpfront))
 	}
 	for rr.w < n && rr.err == nil {
 		if rr.w == len(rr.buf) {
 			// never past what the budget has left: one name as long as
 			// the budget fails when its bytes are charged, not by a
 			// window twice its size
-			rr.grow(min(n, 2*len(rr.buf), len(rr.buf)+int(min(max(rr.log.mem.remaining(), 0), 1<<40))+64<<10))
+			rr.grow(min(max(n, 2*len(rr.buf)), len(rr.buf)+int(min(max(rr.log.mem.remaining(), 0), 1<<40))+64<<10))
 		}
 		k, err := rr.dec.Read(rr.buf[rr.w:])
 		rr.w += k
