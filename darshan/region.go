@@ -173,13 +173,13 @@ func (rr *regionReader) next(n int) ([]byte, error) {
 
 // fill reads from the decompressor until the window holds n bytes or the
 // data ends. Past windowUpfront, the window grows only as data arrives,
-// doubling, so that a claim of more data than the region holds costs no
-// memory (the window is at most twice the data it has held); every byte
-// inflated is charged to the log's budget. It doubles even when n is one
-// byte more than it holds: a caller looking for the end of a name asks for
-// one more byte at a time, and a window grown by what was asked copied
-// itself once per byte (a 2 KB log with one name of a megabyte took three
-// minutes to open).
+// doubling each time whatever n is, so that a claim of more data than the
+// region holds costs no memory (the window is at most twice the data it
+// has held); every byte inflated is charged to the log's budget. It
+// doubles even when n is one byte more than it holds: a caller looking for
+// the end of a name asks for one more byte at a time, and a window grown
+// by what was asked copied itself once per byte (a 2 KB log with one name
+// of a megabyte took three minutes to open).
 func (rr *regionReader) fill(n int) {
 	if rr.r > 0 { // slide unread bytes to the front
 		rr.w = copy(rr.buf, rr.buf[rr.r:rr.w])
@@ -196,7 +196,7 @@ func (rr *regionReader) fill(n int) {
 			// never past what the budget has left: one name as long as
 			// the budget fails when its bytes are charged, not by a
 			// window twice its size
-			rr.grow(min(max(n, 2*len(rr.buf)), len(rr.buf)+int(min(max(rr.log.mem.remaining(), 0), 1<<40))+64<<10))
+			rr.grow(min(2*len(rr.buf), len(rr.buf)+int(min(max(rr.log.mem.remaining(), 0), 1<<40))+64<<10))
 		}
 		k, err := rr.dec.Read(rr.buf[rr.w:])
 		rr.w += k
