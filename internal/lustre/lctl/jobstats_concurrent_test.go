@@ -174,9 +174,10 @@ func (h *slowHandler) Job(*JobStat)                { h.jobs++ }
 func (h *slowHandler) End(_ bool, st SectionStats) { h.stats = st }
 
 // A handler that panics on the deliverer's goroutine costs the section, not
-// the process: End raises the panic on the goroutine that called it (where
-// toolrun.Runner recovers a run's), after every chunk was taken, and the
-// parse goes on afterwards for other sections.
+// the process: End raises the panic, the handler's own, on the goroutine
+// that called Scan (where toolrun.Runner recovers a run's), after every
+// chunk was taken (else Scan would wait for ever), at any place in the
+// section.
 func TestConcurrentJobStatsHandlerPanic(t *testing.T) {
 	var big bytes.Buffer
 	big.WriteString("obdfilter.fs-OST0000.job_stats=\njob_stats:\n")
