@@ -103,3 +103,25 @@ func FuzzLoadConfig(f *testing.F) {
 		}
 	})
 }
+
+// TestCBNodes reads the cb_nodes hint where darshan-runtime writes it, and
+// nothing else: absent, elsewhere than in the "h" line, or not a positive
+// number, it is 0.
+func TestCBNodes(t *testing.T) {
+	for meta, want := range map[string]int64{
+		"": 0,
+		"lib_ver=3.4.0\nh=romio_no_indep_rw=true\n":           0,
+		"h=romio_no_indep_rw=true;cb_nodes=4\n":               4,
+		"lib_ver=3.4.0\nh= cb_nodes = 16 ;cb_buffer_size=1\n": 16,
+		"cb_nodes=4\n":        0, // not a hint
+		"x=cb_nodes=4\n":      0,
+		"h=cb_nodes=-2\n":     0,
+		"h=cb_nodes=four\n":   0,
+		"h=cb_nodes_x=4\n":    0,
+		"h=a=1\nh=cb_nodes=8": 8,
+	} {
+		if got := cbNodes(meta); got != want {
+			t.Errorf("cbNodes(%q) = %d, want %d", meta, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"reflect"
 	"testing"
+	"unsafe"
 )
 
 func TestMerge(t *testing.T) {
@@ -17,7 +18,7 @@ func TestMerge(t *testing.T) {
 
 	got := Merge(a, nil, b)
 	if got.Logs != 2 || got.Reads != 10 || got.Writes != 10 || got.STDIOBytesWritten != 1000 || got.IndepWrites != 3 ||
-		got.MaxByteRead != 99 || got.SharedRecords != 1 || got.MetaTime.Max != 40 || got.StragglerBytes.Max != 0.8 {
+		got.MaxByteRead != 99 || got.SharedRecords != 1 || got.MetaTime.Max() != 40 || got.StragglerBytes.Max() != 0.8 {
 		t.Errorf("merged %+v", got)
 	}
 	if !got.Has(0+1) || got.Modules != a.Modules|b.Modules {
@@ -45,7 +46,7 @@ func TestRankingBounded(t *testing.T) {
 	for i := range 25 {
 		r.offer(fmt.Sprintf("/f%02d", i), float64(i), 0) // 0 is not offered
 	}
-	if len(r.Top) != MaxFiles || r.N != 24 || r.Max != 24 || r.Top[0].Value != 24 || r.Top[MaxFiles-1].Value != 15 {
+	if len(r.Top) != MaxFiles || r.N != 24 || r.Max() != 24 || r.Top[0].Value != 24 || r.Top[MaxFiles-1].Value != 15 {
 		t.Fatalf("%+v", r)
 	}
 	if n, exact := r.above(20); n != 4 || !exact {
@@ -57,7 +58,7 @@ func TestRankingBounded(t *testing.T) {
 	var s Ranking
 	s.offer("/g", 100, 0)
 	s.merge(&r)
-	if s.N != 25 || s.Max != 100 || len(s.Top) != MaxFiles || s.Top[0].Name != "/g" {
+	if s.N != 25 || s.Max() != 100 || len(s.Top) != MaxFiles || s.Top[0].Name != "/g" {
 		t.Errorf("merged %+v", s)
 	}
 }
@@ -98,5 +99,13 @@ func TestTotalsOwnTheirRankings(t *testing.T) {
 	}
 	if numRankings != len(a.rankings()) || !reflect.DeepEqual(before, *a) {
 		t.Errorf("a later Builder changed a Totals:\n%+v\nwant\n%+v", *a, before)
+	}
+}
+
+// TestTotalsSize holds a Totals to the 1,024-byte size class of Go's
+// allocator (the next is 1,152): a sidecar keeps one per log.
+func TestTotalsSize(t *testing.T) {
+	if n := unsafe.Sizeof(Totals{}); n > 1024 {
+		t.Errorf("a Totals takes %d bytes, more than 1,024", n)
 	}
 }

@@ -31,9 +31,18 @@ type Ranked struct {
 // above a threshold exactly while fewer than MaxFiles of the kept ones
 // exceed it (a lower bound otherwise, said so in the message).
 type Ranking struct {
-	N   int64    // values offered (only values > 0 are)
-	Max float64  // the largest value offered; 0 when none
 	Top []Ranked // the largest values, largest first (ties: by name)
+	N   int64    // values offered (only values > 0 are)
+}
+
+// Max is the largest value offered; 0 when none. Top keeps it first: a
+// field of its own would take the Totals past 1,024 bytes, into the next
+// size class, for each log a sidecar holds.
+func (r *Ranking) Max() float64 {
+	if len(r.Top) == 0 {
+		return 0
+	}
+	return r.Top[0].Value
 }
 
 func (r *Ranking) offer(name string, v, aux float64) {
@@ -41,7 +50,6 @@ func (r *Ranking) offer(name string, v, aux float64) {
 		return
 	}
 	r.N++
-	r.Max = max(r.Max, v)
 	e := Ranked{name, v, aux}
 	n := len(r.Top)
 	if n == MaxFiles && !better(e, r.Top[n-1]) {
@@ -70,7 +78,7 @@ func (r *Ranking) offerID(names map[uint64]string, id uint64, v, aux float64) {
 		return
 	}
 	if n := len(r.Top); n == MaxFiles && v < r.Top[n-1].Value {
-		r.N++ // r.Max >= v already
+		r.N++
 		return
 	}
 	r.offer(names[id], v, aux)
@@ -100,7 +108,6 @@ func (r *Ranking) above(th float64) (n int, exact bool) {
 
 func (r *Ranking) merge(o *Ranking) {
 	r.N += o.N
-	r.Max = max(r.Max, o.Max)
 	n := r.N
 	for _, e := range o.Top {
 		r.offer(e.Name, e.Value, e.Aux)
@@ -122,10 +129,30 @@ const numBins = 10
 // (darshan's "not monitored"); maxima are maxima over records. Totals does
 // not depend on the thresholds: any Config can be applied to it.
 //
-// Its size is fixed (1048 bytes on 64-bit machines) but for the Rankings,
+// Its size is fixed (960 bytes on 64-bit machines) but for the Rankings,
 // eleven of at most MaxFiles entries of 32 bytes plus the file's name,
 // and the 8-byte node hashes of DXT logs.
 type Totals struct {
+	// The fields that hold pointers come first: the garbage collector
+	// scans an object up to its last pointer, and a sidecar holds a
+	// Totals per log.
+
+	// Hosts are hashes of the distinct host names of the DXT records,
+	// sorted: the compute nodes, when the log has DXT.
+	Hosts []uint64
+	// Per-file quantities, each its Ranking (Value; Aux):
+	MetaTime          Ranking // POSIX records by POSIX_F_META_TIME (s; rank)
+	SmallReadFiles    Ranking // POSIX files by small reads (< 1 MiB) over all their records
+	SmallWriteFiles   Ranking // … writes
+	SharedSmallReads  Ranking // shared POSIX files by small reads (< 1 MiB)
+	SharedSmallWrites Ranking // … writes
+	StragglerBytes    Ranking // shared POSIX files by |slowest−fastest rank bytes| / bytes
+	StragglerTime     Ranking // shared POSIX files by |slowest−fastest rank time| / (read+write+meta time)
+	WriteImbalance    Ranking // POSIX files by (max−min)/max bytes written among their rank records
+	ReadImbalance     Ranking // … read
+	IndepReadRecords  Ranking // MPI-IO records by independent reads (; independent reads+writes)
+	IndepWriteRecords Ranking // … writes (; independent reads+writes)
+
 	Logs int // logs added
 
 	// Modules has bit 1<<id set for each darshan.ModuleID with data in a
@@ -159,22 +186,6 @@ type Totals struct {
 	// CBNodes is the cb_nodes MPI-IO hint of the job (darshan's "h"
 	// metadata), 0 when not set.
 	CBNodes int64
-	// Hosts are hashes of the distinct host names of the DXT records,
-	// sorted: the compute nodes, when the log has DXT.
-	Hosts []uint64
-
-	// Per-file quantities, each its Ranking (Value; Aux):
-	MetaTime          Ranking // POSIX records by POSIX_F_META_TIME (s; rank)
-	SmallReadFiles    Ranking // POSIX files by small reads (< 1 MiB) over all their records
-	SmallWriteFiles   Ranking // … writes
-	SharedSmallReads  Ranking // shared POSIX files by small reads (< 1 MiB)
-	SharedSmallWrites Ranking // … writes
-	StragglerBytes    Ranking // shared POSIX files by |slowest−fastest rank bytes| / bytes
-	StragglerTime     Ranking // shared POSIX files by |slowest−fastest rank time| / (read+write+meta time)
-	WriteImbalance    Ranking // POSIX files by (max−min)/max bytes written among their rank records
-	ReadImbalance     Ranking // … read
-	IndepReadRecords  Ranking // MPI-IO records by independent reads (; independent reads+writes)
-	IndepWriteRecords Ranking // … writes (; independent reads+writes)
 }
 
 // Has reports whether module m had data.
@@ -818,6 +829,9 @@ func addHost(hosts []uint64, h uint64) []uint64 {
 // "h=key=value;key=value…" in which darshan-runtime records the MPI-IO
 // hints of the run. 0 when absent or not a positive number.
 func cbNodes(meta string) int64 {
+	if !strings.Contains(meta, "cb_nodes") { // most logs: one search, no split
+		return 0
+	}
 	for line := range strings.SplitSeq(meta, "\n") {
 		k, v, ok := strings.Cut(line, "=")
 		if !ok || k != "h" {

@@ -482,9 +482,9 @@ func metadataTime(t *Totals, c *evalCtx, out []Insight) []Insight {
 	}
 	r := &t.MetaTime
 	n, exact := r.above(c.MetadataTimeRank)
-	fired := r.Max > c.MetadataTimeRank
-	in := c.insight("P17", High, fired, r.Max, c.MetadataTimeRank, func() (string, []string) {
-		msg := fmt.Sprintf("%s records spend more than %.0f s in metadata operations (longest %.2f s)", countText(n, exact), c.MetadataTimeRank, r.Max)
+	fired := r.Max() > c.MetadataTimeRank
+	in := c.insight("P17", High, fired, r.Max(), c.MetadataTimeRank, func() (string, []string) {
+		msg := fmt.Sprintf("%s records spend more than %.0f s in metadata operations (longest %.2f s)", countText(n, exact), c.MetadataTimeRank, r.Max())
 		recs := []string{"Open, stat and close fewer files: keep files open, combine small files, cache metadata rather than asking again"}
 		if t.usesHDF5() {
 			recs = append(recs, "HDF5: make metadata operations collective (H5Pset_all_coll_metadata_ops, H5Pset_coll_metadata_write) and enlarge the metadata cache")
@@ -565,9 +565,9 @@ func perFile(t *Totals, c *evalCtx, out []Insight, code string, decided bool, r 
 		return out
 	}
 	n, exact := r.above(th)
-	fired := r.Max > th
-	in := c.insight(code, High, fired, r.Max, th, func() (string, []string) {
-		return fmt.Sprintf("%s %s (worst %s, threshold %s)", countText(n, exact), what, pct(r.Max), pct(th)), recs()
+	fired := r.Max() > th
+	in := c.insight(code, High, fired, r.Max(), th, func() (string, []string) {
+		return fmt.Sprintf("%s %s (worst %s, threshold %s)", countText(n, exact), what, pct(r.Max()), pct(th)), recs()
 	})
 	in.Count = float64(n)
 	if fired {
