@@ -129,7 +129,7 @@ const numBins = 10
 // (darshan's "not monitored"); maxima are maxima over records. Totals does
 // not depend on the thresholds: any Config can be applied to it.
 //
-// Its size is fixed (960 bytes on 64-bit machines) but for the Rankings,
+// Its size is fixed (984 bytes on 64-bit machines) but for the Rankings,
 // eleven of at most MaxFiles entries of 32 bytes plus the file's name,
 // and the 8-byte node hashes of DXT logs.
 type Totals struct {
@@ -186,6 +186,10 @@ type Totals struct {
 	// CBNodes is the cb_nodes MPI-IO hint of the job (darshan's "h"
 	// metadata), 0 when not set.
 	CBNodes int64
+
+	// entries is the array the Rankings' entries lie in when one holds
+	// them all (Builder.Totals, Packed.Unpack), for Unpack to reuse.
+	entries []Ranked
 }
 
 // Has reports whether module m had data.
@@ -384,6 +388,8 @@ type scratch struct {
 	// ranking a record allocates nothing; Totals moves them into one
 	// allocation.
 	tops rankingTops
+	// packed is where Builder.Packed writes a Packed before copying it.
+	packed []byte
 }
 
 type rankingTops [numRankings][MaxFiles]Ranked
@@ -523,7 +529,8 @@ func moduleBit(m darshan.ModuleID) uint64 { return 1 << uint(m) }
 // module regions claim more than the file holds: insights of part of a log
 // would mislead, even when the missing module is one no trigger reads.
 func NewBuilder(l *darshan.Log) (*Builder, error) {
-	t := &Totals{Logs: 1, MaxByteRead: -1, MaxByteWritten: -1}
+	t := totalsPool.Get().(*Totals)
+	*t = Totals{Logs: 1, MaxByteRead: -1, MaxByteWritten: -1}
 	// The modules l.Modules lists, without its slice (a small log's
 	// insights cost less than that allocation).
 	h := &l.Header
@@ -534,6 +541,7 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 		}
 		id := darshan.ModuleID(i)
 		if end := reg.Offset + reg.Length; end < reg.Offset || end > uint64(l.Size()) {
+			totalsPool.Put(t)
 			return nil, &darshan.FormatError{Log: l.Name, Region: id.String(), Offset: int64(reg.Offset),
 				Err: fmt.Errorf("%w: region claims %d bytes at offset %d but the file ends after %d",
 					darshan.ErrTruncated, reg.Length, reg.Offset, uint64(l.Size())-min(reg.Offset, uint64(l.Size())))}
@@ -625,25 +633,11 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 	if err != nil {
 		s.clearTops(b.t)
 		s.release()
+		putTotals(b.t)
 		return nil, err
 	}
-	t, names := b.t, b.names
-	// The files in the order they came: a Ranking keeps the largest
-	// entries under an order in which only equal entries tie, whatever
-	// the order they are offered in.
-	for i := range s.aggs {
-		f := &s.aggs[i]
-		t.SmallReadFiles.offerID(names, f.id, float64(f.smallR), 0)
-		t.SmallWriteFiles.offerID(names, f.id, float64(f.smallW), 0)
-		if f.rankRecs > 0 {
-			if f.maxW > 0 {
-				t.WriteImbalance.offerID(names, f.id, float64(f.maxW-f.minW)/float64(f.maxW), 0)
-			}
-			if f.maxR > 0 {
-				t.ReadImbalance.offerID(names, f.id, float64(f.maxR-f.minR)/float64(f.maxR), 0)
-			}
-		}
-	}
+	t := b.t
+	b.offerFiles(s)
 	// The entries out of the scratch, into one array the Totals keeps.
 	rs, n := t.rankings(), 0
 	for _, r := range rs {
@@ -665,8 +659,30 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 		}
 		r.Top, k = kept[k:k+len(r.Top):k+len(r.Top)], k+len(r.Top)
 	}
+	t.entries = kept
 	s.release()
 	return t, nil
+}
+
+// offerFiles offers the per-file quantities of the files read to their
+// Rankings, in the order the files came: a Ranking keeps the largest
+// entries under an order in which only equal entries tie, whatever the
+// order they are offered in.
+func (b *Builder) offerFiles(s *scratch) {
+	t, names := b.t, b.names
+	for i := range s.aggs {
+		f := &s.aggs[i]
+		t.SmallReadFiles.offerID(names, f.id, float64(f.smallR), 0)
+		t.SmallWriteFiles.offerID(names, f.id, float64(f.smallW), 0)
+		if f.rankRecs > 0 {
+			if f.maxW > 0 {
+				t.WriteImbalance.offerID(names, f.id, float64(f.maxW-f.minW)/float64(f.maxW), 0)
+			}
+			if f.maxR > 0 {
+				t.ReadImbalance.offerID(names, f.id, float64(f.maxR-f.minR)/float64(f.maxR), 0)
+			}
+		}
+	}
 }
 
 // smallBins is the number of access size bins under 1 MiB.

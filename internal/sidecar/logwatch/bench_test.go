@@ -208,13 +208,14 @@ func BenchmarkRetainedJobMemory(b *testing.B) {
 				for i := range jobs {
 					l := logs[i%len(logs)]
 					sum := signals.Summarize(l, records)
-					var totals *insights.Totals
+					var totals insights.Packed
 					if c.cfg != nil {
-						var err error
-						if totals, err = insights.FromLog(l); err != nil {
+						t, err := insights.FromLog(l)
+						if err != nil {
 							b.Fatal(err)
 						}
-						totals.ForgetNames() // as the sidecar keeps them
+						t.ForgetNames() // as the sidecar keeps them
+						totals = t.AppendPacked(nil)
 					}
 					st.add(fmt.Sprintf("/d/%d.darshan", i), Identity{JobID: fmt.Sprint(i), UID: "1000", Exe: "app"}, sum, totals, fmt.Sprint(i), now, now)
 				}

@@ -121,12 +121,12 @@ func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (
 }
 
 // summarize returns the signals of l and, with withInsights, its insight
-// Totals, from one read of its records (readLog). A failure of the
+// Totals (packed), from one read of its records (readLog). A failure of the
 // insights (an error, or a panic on input nobody foresaw) costs the log
 // its insights only, never its signals: it is counted
 // (darshan_insights_failed_total) and logged; the job's insights are then
 // those of its other logs.
-func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*signals.Summary, *insights.Totals) {
+func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*signals.Summary, insights.Packed) {
 	sum, t, err := readLog(l, s.cfg.MaxRecords, withInsights)
 	if err != nil {
 		s.insightsFailed(path, err)
@@ -136,7 +136,8 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 }
 
 // readLog reads the records of l once and returns its signals and, with
-// withInsights, its insight Totals or why it has none (err): each record
+// withInsights, its insight Totals, packed (insights.Packed: what the
+// store keeps of them), or why it has none (err): each record
 // decoded feeds both, where the sidecar used to decode each log twice (a
 // log is most of its time, and decoding its records most of a log's).
 // It gives what signals.Summarize and then insights.FromLog give, the
@@ -148,7 +149,7 @@ func (s *Sidecar) summarize(path string, l *darshan.Log, withInsights bool) (*si
 // insights read (DXT, for the hosts) after, as FromLog read them after the
 // signals. A log whose signals met damage is refused whole: its insights
 // are not finished (no Totals, no error).
-func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summary, *insights.Totals, error) {
+func readLog(l *darshan.Log, maxRecords int, withInsights bool) (*signals.Summary, insights.Packed, error) {
 	sig := signals.NewSummarizer(l, maxRecords)
 	var pass insightsPass
 	var ins *insightsPass // nil: no insights
@@ -227,7 +228,7 @@ func withData(l *darshan.Log) (set uint64) {
 type totalsBuilder interface {
 	Modules() uint64 // bit 1<<m: the Builder reads module m
 	Add(darshan.Record)
-	Totals(error) (*insights.Totals, error)
+	Packed(error) (insights.Packed, error)
 }
 
 // newBuilder and evaluate are insights.NewBuilder and
@@ -332,11 +333,11 @@ func (p *insightsPass) fail(err error) {
 	}
 }
 
-func (p *insightsPass) totals() (t *insights.Totals, err error) {
+func (p *insightsPass) totals() (t insights.Packed, err error) {
 	if p.err != nil {
 		return nil, p.err
 	}
-	p.guard(func() { t, err = p.b.Totals(nil) })
+	p.guard(func() { t, err = p.b.Packed(nil) })
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -202,11 +202,12 @@ func TestInsightsKeepNoNames(t *testing.T) {
 		if err != nil {
 			continue
 		}
-		_, tot, err := readLog(l, 0, true)
+		_, packed, err := readLog(l, 0, true)
 		l.Close()
-		if err != nil || tot == nil {
+		if err != nil || packed == nil {
 			continue
 		}
+		tot := unpacked(t, packed)
 		for _, r := range rankingsOf(tot) {
 			for _, e := range r.Top {
 				entries++
