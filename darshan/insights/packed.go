@@ -13,9 +13,9 @@ import (
 // Packed.Unpack), for a holder of many: a sidecar keeps one per log. A
 // small log's takes a few hundred bytes, which the garbage collector does
 // not scan, where its Totals take 1,024 bytes and its Rankings' entries
-// more, all of it scanned at every collection: holding Totals cost a
-// sidecar's small logs a third of what their insights cost to compute. It
-// is not a file format: a Packed is read by the build that wrote it.
+// more, all of it scanned at every collection: holding Totals was about
+// half of what insights cost a sidecar's small logs (docs/performance.md).
+// It is not a file format: a Packed is read by the build that wrote it.
 type Packed []byte
 
 // errPacked is Unpack's error: p is not a Packed this build wrote.

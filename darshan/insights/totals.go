@@ -395,8 +395,11 @@ type scratch struct {
 type rankingTops [numRankings][MaxFiles]Ranked
 
 // keepAggs bounds the aggs a pooled scratch keeps after a log of many
-// files.
-const keepAggs = 4096
+// files, keepPacked the bytes of its Packed buffer.
+const (
+	keepAggs   = 4096
+	keepPacked = 64 << 10
+)
 
 var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 
@@ -426,6 +429,9 @@ func (s *scratch) release() {
 		s.aggs = nil
 	} else {
 		s.aggs = s.aggs[:0]
+	}
+	if cap(s.packed) > keepPacked {
+		s.packed = nil // a log of thousands of DXT hosts
 	}
 	scratchPool.Put(s)
 }
