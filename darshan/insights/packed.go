@@ -211,36 +211,7 @@ func (d *unpacker) varint() int64 {
 	return int64(u>>1) ^ -int64(u&1)
 }
 
-func (d *unpacker) byte() byte {
-	if len(d.b) < 1 {
-		d.fail()
-		return 0
-	}
-	c := d.b[0]
-	d.b = d.b[1:]
-	return c
-}
-
-func (d *unpacker) uint16() uint16 {
-	if len(d.b) < 2 {
-		d.fail()
-		return 0
-	}
-	v := binary.LittleEndian.Uint16(d.b)
-	d.b = d.b[2:]
-	return v
-}
-
-func (d *unpacker) uint64() uint64 {
-	if len(d.b) < 8 {
-		d.fail()
-		return 0
-	}
-	v := binary.LittleEndian.Uint64(d.b)
-	d.b = d.b[8:]
-	return v
-}
-
+// bytes takes the next n bytes of p; nil (and bad) when fewer are left.
 func (d *unpacker) bytes(n int) []byte {
 	if len(d.b) < n {
 		d.fail()
@@ -249,6 +220,27 @@ func (d *unpacker) bytes(n int) []byte {
 	v := d.b[:n]
 	d.b = d.b[n:]
 	return v
+}
+
+func (d *unpacker) byte() byte {
+	if p := d.bytes(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (d *unpacker) uint16() uint16 {
+	if p := d.bytes(2); p != nil {
+		return binary.LittleEndian.Uint16(p)
+	}
+	return 0
+}
+
+func (d *unpacker) uint64() uint64 {
+	if p := d.bytes(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
 }
 
 // count reads a count of items of at least size bytes each: one the
