@@ -155,7 +155,9 @@ func (p Packed) Unpack(t *Totals) error {
 		lens[i] = d.count(17)
 		for range lens[i] {
 			e := Ranked{Value: math.Float64frombits(d.uint64()), Aux: math.Float64frombits(d.uint64())}
-			if k := d.count(1); k > 0 {
+			if b := d.b; len(b) != 0 && b[0] == 0 { // no name: most
+				d.b = b[1:]
+			} else if k := d.count(1); k > 0 {
 				e.Name = string(d.bytes(k))
 			}
 			entries = append(entries, e)
@@ -185,12 +187,12 @@ type unpacker struct {
 
 func (d *unpacker) fail() { d.bad, d.b = true, nil }
 
-// uvarint reads a uvarint; one of one byte, most of them, without a call.
+// uvarint reads a uvarint; one of one byte, most of them, without
+// binary.Uvarint.
 func (d *unpacker) uvarint() uint64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 {
-		v := uint64(d.b[0])
-		d.b = d.b[1:]
-		return v
+	if b := d.b; len(b) != 0 && b[0] < 0x80 {
+		d.b = b[1:]
+		return uint64(b[0])
 	}
 	return d.longUvarint()
 }
@@ -248,7 +250,7 @@ func (d *unpacker) uint64() uint64 {
 // Unpack allocate more than p's size.
 func (d *unpacker) count(size int) int {
 	n := d.uvarint()
-	if n > uint64(len(d.b)/size) {
+	if rest := uint64(len(d.b)); n > rest || n*uint64(size) > rest { // n ≤ rest: no overflow
 		d.fail()
 		return 0
 	}

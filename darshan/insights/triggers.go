@@ -63,10 +63,14 @@ func ratio(a, b int64) float64 { return float64(a) / float64(b) }
 // recommendation of the insights that fired, and no message).
 type text func() (msg string, recs []string)
 
-// insight builds an Insight: Level is level when fired, OK otherwise, and
-// recommendations are kept only when it fired.
-func (c *evalCtx) insight(code string, level Level, fired bool, value, threshold float64, txt text) Insight {
-	in := Insight{Code: code, Level: OK, Fired: fired, Value: value, Threshold: threshold, Count: nan, CountThreshold: nan}
+// add appends the Insight of code to out: Level is level when fired, OK
+// otherwise, and recommendations are kept only when it fired. It is
+// written in place, where building it and appending it copied its 136
+// bytes twice (most of what a Decider's evaluation cost).
+func (c *evalCtx) add(out []Insight, code string, level Level, fired bool, value, threshold float64, txt text) []Insight {
+	out = append(out, Insight{})
+	in := &out[len(out)-1]
+	in.Code, in.Fired, in.Value, in.Threshold, in.Count, in.CountThreshold = code, fired, value, threshold, nan, nan
 	if fired {
 		in.Level = level
 	}
@@ -80,7 +84,7 @@ func (c *evalCtx) insight(code string, level Level, fired bool, value, threshold
 	case fired:
 		in.Recommendations = firstRecommendation(code, txt)
 	}
-	return in
+	return out
 }
 
 // firstRecs caches, per code, the first recommendation of an insight that
@@ -191,7 +195,7 @@ func stdioShare(t *Totals, c *evalCtx, out []Insight) []Insight {
 	}
 	v := ratio(stdio, total)
 	fired := v > c.InterfaceSTDIO
-	return append(out, c.insight("S01", High, fired, v, c.InterfaceSTDIO, func() (string, []string) {
+	return c.add(out, "S01", High, fired, v, c.InterfaceSTDIO, func() (string, []string) {
 		msg := fmt.Sprintf("STDIO moves %s of the bytes (%s of %s); threshold %s", pct(v), humanBytes(stdio), humanBytes(total), pct(c.InterfaceSTDIO))
 		if fired {
 			msg = "STDIO, a slow buffered interface, " + msg[len("STDIO "):]
@@ -199,7 +203,7 @@ func stdioShare(t *Totals, c *evalCtx, out []Insight) []Insight {
 		return msg, []string{
 			"Move the bulk data off fread/fwrite/fprintf to POSIX or, for parallel jobs, to MPI-IO or a library built on it (HDF5, PnetCDF); keep STDIO for logs and small text",
 		}
-	}))
+	})
 }
 
 // mpiioUnused is M01 (WARN): the job does not use MPI-IO at all.
@@ -209,7 +213,7 @@ func stdioShare(t *Totals, c *evalCtx, out []Insight) []Insight {
 // Always decided; no threshold.
 func mpiioUnused(t *Totals, c *evalCtx, out []Insight) []Insight {
 	fired := !t.usesMPIIO()
-	return append(out, c.insight("M01", Warn, fired, nan, nan, func() (string, []string) {
+	return c.add(out, "M01", Warn, fired, nan, nan, func() (string, []string) {
 		msg := "The job uses MPI-IO"
 		if fired {
 			msg = "The job does no I/O through MPI-IO (only POSIX/STDIO or other interfaces)"
@@ -217,7 +221,7 @@ func mpiioUnused(t *Totals, c *evalCtx, out []Insight) []Insight {
 		return msg, []string{
 			"For a parallel job, MPI-IO (directly or through HDF5/PnetCDF) lets the ranks' requests be combined into fewer, larger ones",
 		}
-	}))
+	})
 }
 
 // countIntensive is P01 and P02 (INFO): POSIX operations are mostly writes
@@ -240,13 +244,12 @@ func countIntensive(t *Totals, c *evalCtx, out []Insight) []Insight {
 	// The differences of the integers, divided once: a difference of two
 	// rounded shares would cross the threshold at its edge.
 	v1, v2 := ratio(t.Writes-t.Reads, ops), ratio(t.Reads-t.Writes, ops)
-	return append(out,
-		c.insight("P01", Info, v1 > c.ImbalanceOperations, v1, c.ImbalanceOperations, func() (string, []string) {
-			return "Write-intensive by operation count? " + yesNo(v1 > c.ImbalanceOperations) + ": " + desc(), nil
-		}),
-		c.insight("P02", Info, v2 > c.ImbalanceOperations, v2, c.ImbalanceOperations, func() (string, []string) {
-			return "Read-intensive by operation count? " + yesNo(v2 > c.ImbalanceOperations) + ": " + desc(), nil
-		}))
+	out = c.add(out, "P01", Info, v1 > c.ImbalanceOperations, v1, c.ImbalanceOperations, func() (string, []string) {
+		return "Write-intensive by operation count? " + yesNo(v1 > c.ImbalanceOperations) + ": " + desc(), nil
+	})
+	return c.add(out, "P02", Info, v2 > c.ImbalanceOperations, v2, c.ImbalanceOperations, func() (string, []string) {
+		return "Read-intensive by operation count? " + yesNo(v2 > c.ImbalanceOperations) + ": " + desc(), nil
+	})
 }
 
 func yesNo(b bool) string {
@@ -274,13 +277,12 @@ func sizeIntensive(t *Totals, c *evalCtx, out []Insight) []Insight {
 		return fmt.Sprintf("%s written (%s), %s read (%s) through POSIX", pct(w), humanBytes(t.POSIXBytesWritten), pct(r), humanBytes(t.POSIXBytesRead))
 	}
 	v3, v4 := ratio(t.POSIXBytesWritten-t.POSIXBytesRead, total), ratio(t.POSIXBytesRead-t.POSIXBytesWritten, total)
-	return append(out,
-		c.insight("P03", Info, v3 > c.ImbalanceOperations, v3, c.ImbalanceOperations, func() (string, []string) {
-			return "Write-intensive by volume? " + yesNo(v3 > c.ImbalanceOperations) + ": " + desc(), nil
-		}),
-		c.insight("P04", Info, v4 > c.ImbalanceOperations, v4, c.ImbalanceOperations, func() (string, []string) {
-			return "Read-intensive by volume? " + yesNo(v4 > c.ImbalanceOperations) + ": " + desc(), nil
-		}))
+	out = c.add(out, "P03", Info, v3 > c.ImbalanceOperations, v3, c.ImbalanceOperations, func() (string, []string) {
+		return "Write-intensive by volume? " + yesNo(v3 > c.ImbalanceOperations) + ": " + desc(), nil
+	})
+	return c.add(out, "P04", Info, v4 > c.ImbalanceOperations, v4, c.ImbalanceOperations, func() (string, []string) {
+		return "Read-intensive by volume? " + yesNo(v4 > c.ImbalanceOperations) + ": " + desc(), nil
+	})
 }
 
 // smallReads is P05 (HIGH): many small POSIX reads.
@@ -320,7 +322,7 @@ func smallOps(t *Totals, c *evalCtx, out []Insight, code, op string, ops, smallO
 	}
 	v := ratio(smallOps, ops)
 	fired := smallOps > 0 && v > c.SmallRequests && float64(smallOps) > c.SmallRequestsAbsolute
-	in := c.insight(code, High, fired, v, c.SmallRequests, func() (string, []string) {
+	out = c.add(out, code, High, fired, v, c.SmallRequests, func() (string, []string) {
 		where := ""
 		if shared {
 			where = " to shared files"
@@ -340,12 +342,13 @@ func smallOps(t *Totals, c *evalCtx, out []Insight, code, op string, ops, smallO
 		}
 		return msg, recs
 	})
+	in := &out[len(out)-1]
 	in.Count, in.CountThreshold = float64(smallOps), c.SmallRequestsAbsolute
 	if fired {
 		limit := float64(ops) * c.SmallRequests / 2
 		in.Files = c.files(r, func(e Ranked) bool { return e.Value > limit })
 	}
-	return append(out, in)
+	return out
 }
 
 // misalignedMemory is P07 (HIGH): POSIX requests from buffers not aligned
@@ -361,12 +364,12 @@ func misalignedMemory(t *Totals, c *evalCtx, out []Insight) []Insight {
 		return out
 	}
 	v := ratio(t.MemNotAligned, ops)
-	return append(out, c.insight("P07", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
+	return c.add(out, "P07", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
 		msg := fmt.Sprintf("%s of POSIX requests (%d of %d) use buffers not aligned in memory; threshold %s", pct(v), t.MemNotAligned, ops, pct(c.MisalignedRequests))
 		return msg, []string{
 			"Allocate I/O buffers aligned to the memory alignment darshan reports (posix_memalign, aligned_alloc)",
 		}
-	}))
+	})
 }
 
 // misalignedFile is P08 (HIGH): POSIX requests not aligned to the file
@@ -382,7 +385,7 @@ func misalignedFile(t *Totals, c *evalCtx, out []Insight) []Insight {
 		return out
 	}
 	v := ratio(t.FileNotAligned, ops)
-	return append(out, c.insight("P08", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
+	return c.add(out, "P08", High, v > c.MisalignedRequests, v, c.MisalignedRequests, func() (string, []string) {
 		msg := fmt.Sprintf("%s of POSIX requests (%d of %d) start or end off the file system's block boundaries; threshold %s", pct(v), t.FileNotAligned, ops, pct(c.MisalignedRequests))
 		recs := []string{"Make request offsets and sizes multiples of the file system block (or stripe) size"}
 		if t.usesHDF5() {
@@ -392,7 +395,7 @@ func misalignedFile(t *Totals, c *evalCtx, out []Insight) []Insight {
 			recs = append(recs, "Lustre: choose a stripe size that the requests are multiples of (lfs setstripe -S), or align the requests to the current one")
 		}
 		return msg, recs
-	}))
+	})
 }
 
 // redundantReads is P09 (WARN): more bytes read than the highest offset
@@ -418,7 +421,7 @@ func redundant(c *evalCtx, out []Insight, code, op string, maxByte, total int64)
 		return out
 	}
 	fired := maxByte > total
-	return append(out, c.insight(code, Warn, fired, float64(maxByte), float64(total), func() (string, []string) {
+	return c.add(out, code, Warn, fired, float64(maxByte), float64(total), func() (string, []string) {
 		msg := fmt.Sprintf("Highest offset %s %d, bytes %s %d", op, maxByte, op, total)
 		if fired {
 			msg = fmt.Sprintf("Some data may be %s more than once: highest offset %s %d is beyond the %d bytes %s", op, op, maxByte, total, op)
@@ -428,7 +431,7 @@ func redundant(c *evalCtx, out []Insight, code, op string, maxByte, total int64)
 			rec = "Check for data written more than once (rewrites of the same region, restarts of a checkpoint); write each region once"
 		}
 		return msg, []string{rec}
-	}))
+	})
 }
 
 // randomReads is P11 (HIGH) and P12 (OK): random POSIX reads.
@@ -455,17 +458,17 @@ func random(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, ops, 
 	rnd := ops - seq
 	v := ratio(rnd, ops)
 	fired := rnd > 0 && v > c.RandomOperations && float64(rnd) > c.RandomOperationsAbsolute
-	in := c.insight(code, High, fired, v, c.RandomOperations, func() (string, []string) {
+	out = c.add(out, code, High, fired, v, c.RandomOperations, func() (string, []string) {
 		msg := fmt.Sprintf("%d random %ss: %s of %d; thresholds %s and %.0f", rnd, op, pct(v), ops, pct(c.RandomOperations), c.RandomOperationsAbsolute)
 		return msg, []string{
 			fmt.Sprintf("Lay the data out in the order it is %s, or sort the requests by offset, so that %ss are sequential", map[string]string{"read": "read", "write": "written"}[op], op),
 		}
 	})
+	in := &out[len(out)-1]
 	in.Count, in.CountThreshold = float64(rnd), c.RandomOperationsAbsolute
-	ok := c.insight(okCode, OK, !fired, v, c.RandomOperations, func() (string, []string) {
+	return c.add(out, okCode, OK, !fired, v, c.RandomOperations, func() (string, []string) {
 		return fmt.Sprintf("%ss are mostly consecutive (%s) and sequential (%s)", op, pct(ratio(consec, ops)), pct(ratio(seq-consec, ops))), nil
 	})
-	return append(out, in, ok)
 }
 
 // metadataTime is P17 (HIGH): records that spent long in metadata
@@ -483,7 +486,7 @@ func metadataTime(t *Totals, c *evalCtx, out []Insight) []Insight {
 	r := &t.MetaTime
 	n, exact := r.above(c.MetadataTimeRank)
 	fired := r.Max() > c.MetadataTimeRank
-	in := c.insight("P17", High, fired, r.Max(), c.MetadataTimeRank, func() (string, []string) {
+	out = c.add(out, "P17", High, fired, r.Max(), c.MetadataTimeRank, func() (string, []string) {
 		msg := fmt.Sprintf("%s records spend more than %.0f s in metadata operations (longest %.2f s)", countText(n, exact), c.MetadataTimeRank, r.Max())
 		recs := []string{"Open, stat and close fewer files: keep files open, combine small files, cache metadata rather than asking again"}
 		if t.usesHDF5() {
@@ -491,11 +494,12 @@ func metadataTime(t *Totals, c *evalCtx, out []Insight) []Insight {
 		}
 		return msg, recs
 	})
+	in := &out[len(out)-1]
 	in.Count = float64(n)
 	if fired {
 		in.Files = c.files(r, func(e Ranked) bool { return e.Value > c.MetadataTimeRank })
 	}
-	return append(out, in)
+	return out
 }
 
 // stragglerBytes is P18 (HIGH): shared files where the slowest and the
@@ -566,14 +570,15 @@ func perFile(t *Totals, c *evalCtx, out []Insight, code string, decided bool, r 
 	}
 	n, exact := r.above(th)
 	fired := r.Max() > th
-	in := c.insight(code, High, fired, r.Max(), th, func() (string, []string) {
+	out = c.add(out, code, High, fired, r.Max(), th, func() (string, []string) {
 		return fmt.Sprintf("%s %s (worst %s, threshold %s)", countText(n, exact), what, pct(r.Max()), pct(th)), recs()
 	})
+	in := &out[len(out)-1]
 	in.Count = float64(n)
 	if fired {
 		in.Files = c.files(r, func(e Ranked) bool { return e.Value > th })
 	}
-	return append(out, in)
+	return out
 }
 
 // collectiveReads is M02 (HIGH) and M04 (OK): MPI-IO reads none of which
@@ -603,7 +608,7 @@ func collective(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, i
 	}
 	total := indep + coll
 	fired := coll == 0 && float64(total) > c.CollectiveOperationsAbsolute
-	in := c.insight(code, High, fired, float64(total), c.CollectiveOperationsAbsolute, func() (string, []string) {
+	out = c.add(out, code, High, fired, float64(total), c.CollectiveOperationsAbsolute, func() (string, []string) {
 		msg := fmt.Sprintf("%d MPI-IO %ss, %d collective; fires with no collective %s and more than %.0f", total, op, coll, op, c.CollectiveOperationsAbsolute)
 		if fired {
 			msg = fmt.Sprintf("MPI-IO %ss are all independent: %d (%s) independent %ss, none collective", op, indep, pct(ratio(indep, total)), op)
@@ -612,6 +617,7 @@ func collective(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, i
 			fmt.Sprintf("Use collective %ss (MPI_File_%s_all, MPI_File_%s_at_all) and one aggregator per compute node (the cb_nodes hint)", op, op, op),
 		}
 	})
+	in := &out[len(out)-1]
 	in.Count = float64(coll)
 	if fired {
 		in.Files = c.files(r, func(e Ranked) bool {
@@ -622,10 +628,9 @@ func collective(t *Totals, c *evalCtx, out []Insight, code, okCode, op string, i
 	if total > 0 {
 		share = ratio(coll, total)
 	}
-	ok := c.insight(okCode, OK, coll > 0, share, nan, func() (string, []string) {
+	return c.add(out, okCode, OK, coll > 0, share, nan, func() (string, []string) {
 		return fmt.Sprintf("%d of %d MPI-IO %ss (%s) are collective", coll, total, op, pct(share)), nil
 	})
-	return append(out, in, ok)
 }
 
 // blockingReads is M06 (WARN): MPI-IO reads, none of them non-blocking.
@@ -650,7 +655,7 @@ func blocking(t *Totals, c *evalCtx, out []Insight, code, op string, nb, blockin
 		return out
 	}
 	fired := nb == 0 && blockingOps > 0
-	in := c.insight(code, Warn, fired, float64(nb), nan, func() (string, []string) {
+	out = c.add(out, code, Warn, fired, float64(nb), nan, func() (string, []string) {
 		msg := fmt.Sprintf("%d non-blocking and %d blocking MPI-IO %ss", nb, blockingOps, op)
 		if fired {
 			msg = fmt.Sprintf("All %d MPI-IO %ss block: none overlaps computation", blockingOps, op)
@@ -661,8 +666,8 @@ func blocking(t *Totals, c *evalCtx, out []Insight, code, op string, nb, blockin
 		}
 		return msg, recs
 	})
-	in.Count = float64(blockingOps)
-	return append(out, in)
+	out[len(out)-1].Count = float64(blockingOps)
+	return out
 }
 
 // aggregators is M08 (OK), M09 (HIGH) and M10 (OK): MPI-IO collective
@@ -684,19 +689,18 @@ func aggregators(t *Totals, c *evalCtx, out []Insight) []Insight {
 	}
 	cb := float64(t.CBNodes)
 	desc := func() string { return fmt.Sprintf("cb_nodes=%d aggregators on %d compute nodes", t.CBNodes, nodes) }
-	return append(out,
-		c.insight("M08", OK, t.CBNodes < nodes, cb, float64(nodes), func() (string, []string) {
-			return "Fewer aggregators than nodes: " + desc(), nil
-		}),
-		c.insight("M09", High, t.CBNodes > nodes, cb, float64(nodes), func() (string, []string) {
-			return "More aggregators than nodes, so collective buffering crosses the network: " + desc(), []string{
-				// The general advice first, the same for every job (the sidecar
-				// exports a code's first recommendation once per code).
-				"Set one aggregator per compute node: the MPI-IO hint cb_nodes, in a ROMIO_HINTS file or an MPI_Info",
-				fmt.Sprintf("For this job: cb_nodes=%d", nodes),
-			}
-		}),
-		c.insight("M10", OK, t.CBNodes == nodes, cb, float64(nodes), func() (string, []string) {
-			return "One aggregator per compute node: " + desc(), nil
-		}))
+	out = c.add(out, "M08", OK, t.CBNodes < nodes, cb, float64(nodes), func() (string, []string) {
+		return "Fewer aggregators than nodes: " + desc(), nil
+	})
+	out = c.add(out, "M09", High, t.CBNodes > nodes, cb, float64(nodes), func() (string, []string) {
+		return "More aggregators than nodes, so collective buffering crosses the network: " + desc(), []string{
+			// The general advice first, the same for every job (the sidecar
+			// exports a code's first recommendation once per code).
+			"Set one aggregator per compute node: the MPI-IO hint cb_nodes, in a ROMIO_HINTS file or an MPI_Info",
+			fmt.Sprintf("For this job: cb_nodes=%d", nodes),
+		}
+	})
+	return c.add(out, "M10", OK, t.CBNodes == nodes, cb, float64(nodes), func() (string, []string) {
+		return "One aggregator per compute node: " + desc(), nil
+	})
 }
