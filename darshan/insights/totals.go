@@ -360,14 +360,6 @@ type Builder struct {
 	mods  uint64 // bit m: Reads(m)
 	hosts bool   // the DXT records are read (see Reads)
 
-	// the counter indexes of the last layout seen, per module
-	posixLayout *darshan.Layout
-	posix       *posixIdx
-	mpiioLayout *darshan.Layout
-	mpiio       *mpiioIdx
-	stdioLayout *darshan.Layout
-	stdio       *stdioIdx
-
 	// names names the files of the Rankings' entries: the log's, or nil
 	// after WithoutNames.
 	names map[uint64]string
@@ -390,6 +382,21 @@ type scratch struct {
 	tops rankingTops
 	// packed is where Builder.Packed writes a Packed before copying it.
 	packed []byte
+	// idx are the counter indexes of the last layout seen, per module.
+	// They stay with the pooled scratch from one log to the next: the
+	// logs a worker reads one after another have the same layouts (most
+	// do), and asking the shared layout caches, under their lock, for
+	// each log cost the workers more than what they looked up.
+	idx layoutIdx
+}
+
+type layoutIdx struct {
+	posixLayout *darshan.Layout
+	posix       *posixIdx
+	mpiioLayout *darshan.Layout
+	mpiio       *mpiioIdx
+	stdioLayout *darshan.Layout
+	stdio       *stdioIdx
 }
 
 type rankingTops [numRankings][MaxFiles]Ranked
@@ -540,9 +547,10 @@ func NewBuilder(l *darshan.Log) (*Builder, error) {
 	// The modules l.Modules lists, without its slice (a small log's
 	// insights cost less than that allocation).
 	h := &l.Header
+	partial := h.Partial // h.PartialModule, inlined and read once
 	for i := range h.ModuleRegions {
 		reg := &h.ModuleRegions[i]
-		if reg.Length == 0 && h.Partial&(1<<uint(i)) == 0 { // h.PartialModule, inlined
+		if reg.Length == 0 && partial&(1<<uint(i)) == 0 {
 			continue
 		}
 		id := darshan.ModuleID(i)
@@ -695,10 +703,11 @@ func (b *Builder) offerFiles(s *scratch) {
 var smallBins = slices.Index(sizeBinEdges[:], 1<<20) + 1
 
 func (b *Builder) addPOSIX(r *darshan.CounterRecord) {
-	if r.Layout != b.posixLayout {
-		b.posixLayout, b.posix = r.Layout, posixIdxs.of(r.Layout)
+	x := &b.s.idx
+	if r.Layout != x.posixLayout {
+		x.posixLayout, x.posix = r.Layout, posixIdxs.of(r.Layout)
 	}
-	t, idx := b.t, b.posix
+	t, idx := b.t, x.posix
 	in, fl := r.Ints, r.Floats
 	t.POSIXRecords++
 	reads, writes := iv(in, idx.reads), iv(in, idx.writes)
@@ -803,10 +812,11 @@ func newMPIIOIdx(l *darshan.Layout) *mpiioIdx {
 }
 
 func (b *Builder) addMPIIO(r *darshan.CounterRecord) {
-	if r.Layout != b.mpiioLayout {
-		b.mpiioLayout, b.mpiio = r.Layout, mpiioIdxs.of(r.Layout)
+	x := &b.s.idx
+	if r.Layout != x.mpiioLayout {
+		x.mpiioLayout, x.mpiio = r.Layout, mpiioIdxs.of(r.Layout)
 	}
-	t, idx := b.t, b.mpiio
+	t, idx := b.t, x.mpiio
 	t.MPIIORecords++
 	for i, d := range t.mpiioSums() {
 		*d += iv(r.Ints, idx[i])
@@ -832,11 +842,12 @@ func newSTDIOIdx(l *darshan.Layout) *stdioIdx {
 }
 
 func (b *Builder) addSTDIO(r *darshan.CounterRecord) {
-	if r.Layout != b.stdioLayout {
-		b.stdioLayout, b.stdio = r.Layout, stdioIdxs.of(r.Layout)
+	x := &b.s.idx
+	if r.Layout != x.stdioLayout {
+		x.stdioLayout, x.stdio = r.Layout, stdioIdxs.of(r.Layout)
 	}
-	b.t.STDIOBytesRead += iv(r.Ints, b.stdio.read)
-	b.t.STDIOBytesWritten += iv(r.Ints, b.stdio.written)
+	b.t.STDIOBytesRead += iv(r.Ints, x.stdio.read)
+	b.t.STDIOBytesWritten += iv(r.Ints, x.stdio.written)
 }
 
 func addHost(hosts []uint64, h uint64) []uint64 {
