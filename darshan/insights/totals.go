@@ -422,8 +422,13 @@ func (s *scratch) file(id uint64) *fileAgg {
 }
 
 // clearTops clears the entries of tops that the Rankings of t hold: their
-// names (the pool keeps no log's paths alive).
-func (s *scratch) clearTops(t *Totals) {
+// names (the pool keeps no log's paths alive). A Builder without names
+// has none to clear (clearing them was some 8 % of the CPU a small log's
+// insights took).
+func (b *Builder) clearTops(s *scratch, t *Totals) {
+	if b.names == nil {
+		return
+	}
 	for i, r := range t.rankings() {
 		clear(s.tops[i][:len(r.Top)])
 	}
@@ -645,7 +650,7 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 	s := b.s
 	b.s = nil
 	if err != nil {
-		s.clearTops(b.t)
+		b.clearTops(s, b.t)
 		s.release()
 		putTotals(b.t)
 		return nil, err
@@ -664,7 +669,7 @@ func (b *Builder) Totals(err error) (*Totals, error) {
 	for _, r := range rs {
 		kept = append(kept, r.Top...)
 	}
-	s.clearTops(t)
+	b.clearTops(s, t)
 	k := 0
 	for _, r := range rs {
 		if len(r.Top) == 0 {
