@@ -243,11 +243,14 @@ func insightRecommendations(jobs []*logwatch.JobView) []recommendation {
 	for _, v := range jobs {
 		for i := range v.Insights {
 			in := &v.Insights[i]
-			if in.Recommendation == "" || seen[in.Code] {
+			code := in.Code()
+			if seen[code] {
 				continue
 			}
-			seen[in.Code] = true
-			out = append(out, recommendation{in.Code, in.Recommendation})
+			seen[code] = true
+			if rec := in.Recommendation(); rec != "" {
+				out = append(out, recommendation{code, rec})
+			}
 		}
 	}
 	return out

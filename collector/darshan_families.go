@@ -153,9 +153,9 @@ func insightFamily(jobs []*logwatch.JobView, name, help string, level bool, pick
 					continue
 				}
 				w.TruncateLabels(mark)
-				w.Label("code", in.Code)
+				w.Label("code", in.Code())
 				if level {
-					w.Label("level", in.Level.String())
+					w.Label("level", in.Level().String())
 				}
 				if err := w.SampleFloat(x, 0); err != nil {
 					return err

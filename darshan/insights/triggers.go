@@ -118,6 +118,11 @@ func firstRecommendation(code string, txt text) []string {
 	return first
 }
 
+// CodeIndex numbers every code of Codes, each below 64 (S01 0, P01–P31 1
+// to 31, M01–M32 32 to 63), for a user that keeps a table by code; false
+// for any other string.
+func CodeIndex(code string) (int, bool) { return codeIndex(code) }
+
 // codeIndex numbers the codes S01, P01–P31 and M01–M32 (every code of
 // Codes is one) from 0 to 63, without a map: a sync.Map by code cost a
 // job's evaluation more than most of its triggers. false for any other

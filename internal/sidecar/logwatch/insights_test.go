@@ -3,6 +3,7 @@ package logwatch
 import (
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -29,7 +30,7 @@ func smallWriteLog(t testing.TB, jobID int64, end time.Time, writes int64) []byt
 
 func insightOf(v *JobView, code string) *InsightView {
 	for i := range v.Insights {
-		if v.Insights[i].Code == code {
+		if v.Insights[i].Code() == code {
 			return &v.Insights[i]
 		}
 	}
@@ -55,7 +56,7 @@ func TestInsightsMergedPerJob(t *testing.T) {
 	if in := insightOf(j, "P06"); in != nil {
 		t.Errorf("600 small writes fired P06: %+v", in)
 	}
-	if in := insightOf(j, "M01"); in == nil || in.Level != insights.Warn || in.Recommendation == "" {
+	if in := insightOf(j, "M01"); in == nil || in.Level() != insights.Warn || in.Recommendation() == "" {
 		t.Errorf("M01 (no MPI-IO): %+v", in)
 	}
 
@@ -65,14 +66,14 @@ func TestInsightsMergedPerJob(t *testing.T) {
 		t.Fatalf("logs %d, insight logs %d", j.Logs, j.InsightLogs)
 	}
 	in := insightOf(j, "P06")
-	if in == nil || in.Level != insights.High || in.Value != 1 || in.Threshold != cfg.SmallRequests || in.Recommendation == "" {
+	if in == nil || in.Level() != insights.High || in.Value != 1 || in.Threshold != cfg.SmallRequests || in.Recommendation() == "" {
 		t.Fatalf("P06 on 1200 small writes: %+v", in)
 	}
 	for i, x := range j.Insights {
-		if x.Level == insights.OK {
+		if x.Level() == insights.OK {
 			t.Errorf("an OK insight is kept: %+v", x)
 		}
-		if i > 0 && x.Level > j.Insights[i-1].Level {
+		if i > 0 && x.Level() > j.Insights[i-1].Level() {
 			t.Errorf("not High first: %v", j.Insights)
 		}
 	}
@@ -221,4 +222,49 @@ func TestInsightsKeepNoNames(t *testing.T) {
 		t.Fatal("no Ranking entry in the fixtures' Totals: nothing checked")
 	}
 	t.Logf("%d Ranking entries, none named", entries)
+}
+
+// What a view keeps of an insight's code alone, its level and its first
+// recommendation (insightCodes), is the same for every log whose insight of
+// that code fires: each fired insight of the fixtures' logs agrees with
+// the table, and its view gives it back. A code the table cannot number
+// is refused, and costs the job its insights (evaluateJob), not a wrong one.
+func TestInsightCodesAgree(t *testing.T) {
+	d := insights.NewDecider(insights.DefaultConfig())
+	codes := map[string]bool{}
+	for _, p := range darshanLogs(t, corpus.Fixtures(t, "darshan")) {
+		l, err := darshan.Open(p)
+		if err != nil {
+			continue
+		}
+		tot, err := insights.FromLog(l)
+		l.Close()
+		if err != nil {
+			continue
+		}
+		fired, decided := d.Fired(nil, tot)
+		views := newJobInsights(fired, decided, 1).fired
+		for i := range fired {
+			in, v := &fired[i], &views[i]
+			codes[in.Code] = true
+			rec := ""
+			if len(in.Recommendations) > 0 {
+				rec = in.Recommendations[0]
+			}
+			if v.Code() != in.Code || v.Level() != in.Level || v.Recommendation() != rec ||
+				math.Float64bits(v.Value) != math.Float64bits(in.Value) || math.Float64bits(v.Threshold) != math.Float64bits(in.Threshold) {
+				t.Errorf("%s: view %s %v %q %v, insight %+v", filepath.Base(p), v.Code(), v.Level(), v.Recommendation(), v.Value, in)
+			}
+		}
+	}
+	if len(codes) < 3 {
+		t.Fatalf("codes fired across the fixtures: %v; too few to check", codes)
+	}
+	t.Logf("%d codes fired", len(codes))
+	if _, ok := insightCodes.index(&insights.Insight{Code: "X01", Level: insights.High}); ok {
+		t.Error("a code outside insights.Codes was numbered")
+	}
+	if _, ok := insightCodes.index(&insights.Insight{Code: "M01", Level: insights.High}); codes["M01"] && ok {
+		t.Error("M01 at another level than its own was taken")
+	}
 }

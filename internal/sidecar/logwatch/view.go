@@ -1,8 +1,10 @@
 package logwatch
 
 import (
+	"fmt"
 	"math"
 	"strconv"
+	"sync/atomic"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
@@ -42,18 +44,65 @@ type JobView struct {
 
 // InsightView is one insight of a job that fired. Only what is exported
 // is kept, for ten thousand jobs: not the message (its numbers are the
-// value and threshold) nor the files (full paths, never exported).
+// value and threshold) nor the files (full paths, never exported); and
+// what its code alone decides (the level, the recommendation) is held once
+// per code (insightCodes): 24 bytes without a pointer, which the garbage
+// collector does not scan, where they took 56 it did.
 type InsightView struct {
-	Code  string
-	Level insights.Level
 	// Value decided the trigger, held to Threshold; NaN when the trigger
 	// has none (M01 has neither). P09 and P10 hold a byte offset to a byte
 	// count, M09 aggregators to nodes: not every pair is a ratio.
 	Value, Threshold float64
-	// Recommendation is the first of the trigger's recommendations: the
-	// general advice; those after it depend on the job (HDF5, Lustre,
-	// MPI-IO) and are in the report of `hpcio_exporter darshan insights`.
-	Recommendation string
+	code             uint8 // in insightCodes
+}
+
+// Code is the insight's code (S01, P05, M01…).
+func (v *InsightView) Code() string { return insightCodes.get(v.code).code }
+
+// Level is the level of the insight, above OK: a code's, when it fires.
+func (v *InsightView) Level() insights.Level { return insightCodes.get(v.code).level }
+
+// Recommendation is the first of the trigger's recommendations: the
+// general advice, the same for every job; those after it depend on the
+// job (HDF5, Lustre, MPI-IO) and are in the report of `hpcio_exporter
+// darshan insights`.
+func (v *InsightView) Recommendation() string { return insightCodes.get(v.code).rec }
+
+// codeInfo is what the code of a fired insight decides: its level, and
+// its first recommendation (insights.Decider gives every log the same).
+type codeInfo struct {
+	code  string
+	level insights.Level
+	rec   string
+}
+
+// insightCodes holds, by insights.CodeIndex, what each code decides, from
+// the first fired insight of the code's a view kept.
+var insightCodes codeTable
+
+type codeTable [64]atomic.Pointer[codeInfo]
+
+func (c *codeTable) get(i uint8) *codeInfo { return c[i].Load() }
+
+// index returns the number of in's code, adding what it decides when it is
+// new; false when the code is not one of insights.Codes, or in's level or
+// recommendation is not the one its code has (neither can be:
+// TestInsightCodesAgree).
+func (c *codeTable) index(in *insights.Insight) (uint8, bool) {
+	i, ok := insights.CodeIndex(in.Code)
+	if !ok {
+		return 0, false
+	}
+	rec := ""
+	if len(in.Recommendations) > 0 {
+		rec = in.Recommendations[0]
+	}
+	x := c[i].Load()
+	if x == nil {
+		c[i].CompareAndSwap(nil, &codeInfo{code: in.Code, level: in.Level, rec: rec})
+		x = c[i].Load()
+	}
+	return uint8(i), x.level == in.Level && x.rec == rec
 }
 
 // jobInsights is what a view keeps of the evaluation of a job's insights.
@@ -64,7 +113,9 @@ type jobInsights struct {
 }
 
 // newJobInsights keeps of the insights that fired what a view exports;
-// decided is the number of insights decided, OK ones included.
+// decided is the number of insights decided, OK ones included. An insight
+// the code table cannot hold (it cannot be) fails the evaluation: the job
+// loses its insights, counted and logged (evaluateJob), not its signals.
 func newJobInsights(fired []insights.Insight, decided, logs int) jobInsights {
 	out := jobInsights{decided: decided, logs: logs}
 	if len(fired) > 0 {
@@ -72,11 +123,11 @@ func newJobInsights(fired []insights.Insight, decided, logs int) jobInsights {
 	}
 	for i := range fired {
 		in := &fired[i]
-		v := &out.fired[i]
-		*v = InsightView{Code: in.Code, Level: in.Level, Value: in.Value, Threshold: in.Threshold}
-		if len(in.Recommendations) > 0 {
-			v.Recommendation = in.Recommendations[0]
+		code, ok := insightCodes.index(in)
+		if !ok {
+			panic(fmt.Sprintf("insight %s: level %v or recommendation unlike the code's", in.Code, in.Level))
 		}
+		out.fired[i] = InsightView{Value: in.Value, Threshold: in.Threshold, code: code}
 	}
 	return out
 }
