@@ -201,7 +201,7 @@ func (p Packed) Unpack(t *Totals) error {
 			continue
 		}
 		r.N = d.varint()
-		lens[i] = d.count(1)
+		lens[i] = d.count(3) // an entry takes at least a tag and two one-byte uvarints
 		for range lens[i] {
 			entries = append(entries, d.entry())
 		}
