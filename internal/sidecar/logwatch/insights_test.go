@@ -261,6 +261,10 @@ func TestInsightCodesAgree(t *testing.T) {
 		t.Fatalf("codes fired across the fixtures: %v; too few to check", codes)
 	}
 	t.Logf("%d codes fired", len(codes))
+	var zero InsightView // made elsewhere than newJobInsights: no code, no panic
+	if zero.Code() != "" && zero.Code() != "S01" {
+		t.Errorf("a zero InsightView's code: %q", zero.Code())
+	}
 	if _, ok := insightCodes.index(&insights.Insight{Code: "X01", Level: insights.High}); ok {
 		t.Error("a code outside insights.Codes was numbered")
 	}

@@ -82,7 +82,18 @@ var insightCodes codeTable
 
 type codeTable [64]atomic.Pointer[codeInfo]
 
-func (c *codeTable) get(i uint8) *codeInfo { return c[i].Load() }
+// get returns what code i decides; nothing (no code, level OK) for a number
+// no view was given: that of an InsightView made elsewhere than here.
+func (c *codeTable) get(i uint8) *codeInfo {
+	if int(i) < len(c) {
+		if x := c[i].Load(); x != nil {
+			return x
+		}
+	}
+	return &noCode
+}
+
+var noCode codeInfo
 
 // index returns the number of in's code, adding what it decides when it is
 // new; false when the code is not one of insights.Codes, or in's level or
