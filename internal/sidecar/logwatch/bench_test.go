@@ -132,6 +132,17 @@ func BenchmarkIngestInsightsRatio(b *testing.B) {
 		writeJobs(b, dir, 200, 4)
 		ingestRatio(b, dir, 200)
 	})
+	// small in a process whose heap holds 64 MiB more, as that of a
+	// sidecar retaining some ten thousand jobs (4 KB each,
+	// RetainedJobMemory): the collector runs less often than at Go's 4 MB
+	// floor, where each ingest of 200 logs brings one or two collections.
+	b.Run("small-64MiB-heap", func(b *testing.B) {
+		heap := make([]byte, 64<<20)
+		dir := b.TempDir()
+		writeJobs(b, dir, 200, 4)
+		ingestRatio(b, dir, 200)
+		runtime.KeepAlive(heap)
+	})
 }
 
 func writeJobs(b *testing.B, dir string, n, ranks int) {
