@@ -39,12 +39,12 @@ func TestSortInsightsIsStableSortByLevelAndCode(t *testing.T) {
 	}
 }
 
-// codeIndex gives every code its own slot of firstRecs, and no slot to
+// CodeIndex gives every code its own slot of firstRecs, and no slot to
 // what is not a code.
 func TestCodeIndex(t *testing.T) {
 	seen := map[int]string{}
 	for _, c := range Codes {
-		i, ok := codeIndex(c)
+		i, ok := CodeIndex(c)
 		if !ok || i < 0 || i >= len(firstRecs) {
 			t.Fatalf("%s: %d %v", c, i, ok)
 		}
@@ -54,7 +54,7 @@ func TestCodeIndex(t *testing.T) {
 		seen[i] = c
 	}
 	for _, c := range []string{"", "P00", "P32", "M00", "M33", "S02", "X01", "P1", "P0a", "p01"} {
-		if i, ok := codeIndex(c); ok {
+		if i, ok := CodeIndex(c); ok {
 			t.Errorf("%q has slot %d", c, i)
 		}
 	}

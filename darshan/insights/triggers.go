@@ -93,12 +93,12 @@ func (c *evalCtx) add(out []Insight, code string, level Level, fired bool, value
 // every log ("the sidecar exports a code's first recommendation once per
 // code"); so Decide writes a code's text once, the first time it fires,
 // rather than for every log (writing the text was most of its cost).
-var firstRecs [64]atomic.Pointer[[]string] // by codeIndex; firstRecsOther beyond
+var firstRecs [64]atomic.Pointer[[]string] // by CodeIndex; firstRecsOther beyond
 
-var firstRecsOther sync.Map // code → *[]string: a code codeIndex does not know
+var firstRecsOther sync.Map // code → *[]string: a code CodeIndex does not know
 
 func firstRecommendation(code string, txt text) []string {
-	i, known := codeIndex(code)
+	i, known := CodeIndex(code)
 	if known {
 		if p := firstRecs[i].Load(); p != nil {
 			return *p
@@ -118,16 +118,11 @@ func firstRecommendation(code string, txt text) []string {
 	return first
 }
 
-// CodeIndex numbers every code of Codes, each below 64 (S01 0, P01–P31 1
-// to 31, M01–M32 32 to 63), for a user that keeps a table by code; false
-// for any other string.
-func CodeIndex(code string) (int, bool) { return codeIndex(code) }
-
-// codeIndex numbers the codes S01, P01–P31 and M01–M32 (every code of
-// Codes is one) from 0 to 63, without a map: a sync.Map by code cost a
-// job's evaluation more than most of its triggers. false for any other
-// code.
-func codeIndex(code string) (int, bool) {
+// CodeIndex numbers the codes S01, P01–P31 and M01–M32 (every code of
+// Codes is one) from 0 to 63, for a table by code (firstRecs, the
+// sidecar's views) without a map: a sync.Map by code cost a job's
+// evaluation more than most of its triggers. false for any other code.
+func CodeIndex(code string) (int, bool) {
 	if len(code) != 3 || code[1] < '0' || code[1] > '9' || code[2] < '0' || code[2] > '9' {
 		return 0, false
 	}

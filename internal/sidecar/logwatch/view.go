@@ -53,7 +53,7 @@ type InsightView struct {
 	// has none (M01 has neither). P09 and P10 hold a byte offset to a byte
 	// count, M09 aggregators to nodes: not every pair is a ratio.
 	Value, Threshold float64
-	code             uint8 // in insightCodes
+	code             uint8 // 1 + insights.CodeIndex; 0: none (a zero InsightView)
 }
 
 // Code is the insight's code (S01, P05, M01…).
@@ -76,17 +76,17 @@ type codeInfo struct {
 	rec   string
 }
 
-// insightCodes holds, by insights.CodeIndex, what each code decides, from
-// the first fired insight of the code's a view kept.
+// insightCodes holds, at 1 + insights.CodeIndex, what each code decides,
+// from the first fired insight of the code's a view kept; 0 is no code.
 var insightCodes codeTable
 
-type codeTable [64]atomic.Pointer[codeInfo]
+type codeTable [1 + 64]atomic.Pointer[codeInfo]
 
-// get returns what code i decides; nothing (no code, level OK) for a number
-// no view was given: that of an InsightView made elsewhere than here.
-func (c *codeTable) get(i uint8) *codeInfo {
-	if int(i) < len(c) {
-		if x := c[i].Load(); x != nil {
+// get returns what code number n decides; nothing (no code, level OK) for
+// 0, the number of a zero InsightView.
+func (c *codeTable) get(n uint8) *codeInfo {
+	if int(n) < len(c) {
+		if x := c[n].Load(); x != nil {
 			return x
 		}
 	}
@@ -104,6 +104,7 @@ func (c *codeTable) index(in *insights.Insight) (uint8, bool) {
 	if !ok {
 		return 0, false
 	}
+	i++ // 0 is no code
 	rec := ""
 	if len(in.Recommendations) > 0 {
 		rec = in.Recommendations[0]
@@ -136,7 +137,7 @@ func newJobInsights(fired []insights.Insight, decided, logs int) jobInsights {
 		in := &fired[i]
 		code, ok := insightCodes.index(in)
 		if !ok {
-			panic(fmt.Sprintf("insight %s: level %v or recommendation unlike the code's", in.Code, in.Level))
+			panic(fmt.Sprintf("insight %s (level %v): not a code of insights.Codes, or a level or recommendation unlike the code's", in.Code, in.Level))
 		}
 		out.fired[i] = InsightView{Value: in.Value, Threshold: in.Threshold, code: code}
 	}
