@@ -13,12 +13,13 @@ import (
 // of a section into chunks, cut only where a "- job_id:" line opens an
 // entry, so that each chunk parses alone exactly as it would in sequence;
 // helpers parse the chunks (most of them Scan's own read buffers, handed
-// over: TakeLines), and the entries reach the handler in order, one at a
+// over: TakeLines and Keep), and the entries reach the handler in order, one at a
 // time, as JobStatsParser delivers them: on a goroutine of the parser's
 // while the section is read, the last ones and End on the goroutine that
 // calls End, which returns once every entry is delivered. The handler need
 // not be safe for concurrent use, but must not share unguarded state with
-// what the goroutine calling Line, Block and TakeLines does meanwhile.
+// what the goroutine calling Line, Block, TakeLines and Keep does
+// meanwhile.
 
 // ConcurrentJobStatsParser is a JobStatsParser that parses on helper
 // goroutines. Memory stays bounded: at most a few chunks are parsed ahead
@@ -46,6 +47,11 @@ type ConcurrentJobStatsParser struct {
 	// js is the entry handed to the handler, which does not keep it: one
 	// for the section, not one escaping to the heap per chunk.
 	js JobStat
+	// runHelper starts a helper (go f() when nil) and giveBack returns a
+	// read buffer to readBuffers (when nil): tests run helpers at once
+	// and scribble over what they give back.
+	runHelper func(f func())
+	giveBack  func(buf *[]byte)
 }
 
 // NewConcurrentJobStatsParser returns a parser that hands each entry to h
@@ -116,17 +122,17 @@ func (p *ConcurrentJobStatsParser) Block(lines []byte) {
 }
 
 // TakeLines implements ChunkParser: a run of whole entries of at least
-// chunkSize bytes becomes a chunk as it lies in Scan's buffer. Lines
-// gathered before (the section's first ones, or those Block copied) are
-// completed up to the first entry and parsed apart; what follows the last
-// entry that opens in lines waits for the lines that end it.
-func (p *ConcurrentJobStatsParser) TakeLines(lines []byte, buf *[]byte, more bool) (int, bool) {
+// chunkSize bytes becomes a chunk as it lies in Scan's buffer (Keep).
+// Lines gathered before (the section's first ones, or those Block copied)
+// are completed up to the first entry and parsed apart; what follows the
+// last entry that opens in lines waits for the lines that end it.
+func (p *ConcurrentJobStatsParser) TakeLines(lines []byte, more bool) (int, []byte) {
 	taken := 0
 	if len(p.chunk) > 0 {
 		i := firstEntry(lines)
 		if i < 0 {
 			p.Block(lines)
-			return len(lines), false
+			return len(lines), nil
 		}
 		p.Block(lines[:i])
 		if len(p.chunk) > 0 {
@@ -137,20 +143,33 @@ func (p *ConcurrentJobStatsParser) TakeLines(lines []byte, buf *[]byte, more boo
 	rest := lines[taken:]
 	cut := lastEntry(rest)
 	if more && cut < p.chunkSize {
-		return taken, false // too little yet: Scan reads more
+		return taken, nil // too little yet: Scan reads more
 	}
 	if !more && cut <= 0 {
 		p.Block(rest)
-		return len(lines), false
+		return len(lines), nil
 	}
-	p.dispatchOwned(rest[:cut], buf)
 	if !more {
 		// The last entry is copied, so that End parses it whole with
 		// whatever line (one without a line ending) may still follow.
+		// Its chunk goes to a helper after the kept one (End), so the
+		// order holds.
 		p.Block(rest[cut:])
-		return len(lines), true
+		return len(lines), rest[:cut]
 	}
-	return taken + cut, true
+	return taken + cut, rest[:cut]
+}
+
+// Keep implements ChunkParser: the kept lines go to a helper, which puts
+// their buffer back in readBuffers once they are parsed.
+func (p *ConcurrentJobStatsParser) Keep(lines []byte, buf *[]byte) {
+	p.send(lines, func() {
+		if p.giveBack != nil {
+			p.giveBack(buf)
+			return
+		}
+		readBuffers.Put(buf)
+	})
 }
 
 // firstEntry returns where the first line of lines (whole lines) that
@@ -213,12 +232,6 @@ func (p *ConcurrentJobStatsParser) dispatch() {
 	p.send(chunk, func() { p.releaseChunk(chunk) })
 }
 
-// dispatchOwned hands a helper a chunk that lies in a buffer of Scan's,
-// which goes back to readBuffers once the chunk is parsed.
-func (p *ConcurrentJobStatsParser) dispatchOwned(chunk []byte, buf *[]byte) {
-	p.send(chunk, func() { readBuffers.Put(buf) })
-}
-
 func (p *ConcurrentJobStatsParser) send(chunk []byte, release func()) {
 	if p.queue == nil {
 		p.queue = make(chan chan *jobBatch, p.ahead)
@@ -229,11 +242,16 @@ func (p *ConcurrentJobStatsParser) send(chunk []byte, release func()) {
 	p.inFlight <- struct{}{}
 	slot := make(chan *jobBatch, 1)
 	p.sent++
-	go func() {
+	helper := func() {
 		defer release()
 		// Cut before an entry: the chunk's last entry is whole.
 		slot <- parseChunkGuarded(chunk, true)
-	}()
+	}
+	if p.runHelper != nil {
+		p.runHelper(helper)
+	} else {
+		go helper()
+	}
 	p.queue <- slot
 }
 

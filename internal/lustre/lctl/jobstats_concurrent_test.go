@@ -212,3 +212,82 @@ func (h *panicAt) Job(*JobStat) {
 }
 
 func (h *panicAt) End(bool, SectionStats) {}
+
+// Once Scan hands a read buffer to the parser with the lines a helper
+// parses where they lie, neither Scan nor the parser reads it again: the
+// helper gives it back (to the next Scan, of another server's output)
+// when done. Here each helper runs at once, before the handing over
+// returns, and scribbles digits over the buffer it gives back: a byte read
+// from it afterwards changes what the handler gets (as it did when a
+// fleet's servers scraped at once: a number made of two, a counter far
+// beyond the truth).
+func TestConcurrentJobStatsBufferGivenBack(t *testing.T) {
+	var big bytes.Buffer
+	big.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&big, "- job_id: %d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, 1700000000+i, i, 4096*i)
+	}
+	big.WriteString("obdfilter.big-OST0001.job_stats=\njob_stats:\n- job_id: last\n  read: { samples: 3 }\n")
+	data := big.Bytes()
+	want := trace(data, 0)
+	for _, size := range []int{4096, 64 << 10} {
+		for how, reads := range map[string]func(io.Reader) io.Reader{"whole": nil, "halves": iotest.HalfReader} {
+			var s summarizer
+			var r io.Reader = bytes.NewReader(data)
+			if reads != nil {
+				r = reads(r)
+			}
+			err := Scan(r, "obdfilter.fuzz-OST0000.job_stats", func(param string) SectionParser {
+				fmt.Fprintf(&s.out, "param %s\n", param)
+				p := newConcurrentJobStatsParser(&s, size, 3)
+				p.runHelper = func(f func()) { f() }
+				p.giveBack = func(buf *[]byte) {
+					for i := range *buf {
+						(*buf)[i] = '9'
+					}
+					readBuffers.Put(buf)
+				}
+				return p
+			})
+			fmt.Fprintf(&s.out, "err %v\n", err)
+			if got := s.out.String(); got != want {
+				t.Errorf("chunks of %d, reads %s: differs from the sequential parser\n%s", size, how, firstDifference(want, got))
+			}
+		}
+	}
+}
+
+// Servers scraped at once (a fleet in one process, or the tests) share
+// Scan's read buffers: each of several Scans at once hands the handler
+// exactly what the sequential parser does. Run under the race detector
+// (CI does), a buffer read after it was given back is a reported race.
+func TestConcurrentJobStatsScansAtOnce(t *testing.T) {
+	var big bytes.Buffer
+	big.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&big, "- job_id: %d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, 1700000000+i, i, 4096*i)
+	}
+	data := big.Bytes()
+	want := trace(data, 0)
+	const scans = 4
+	got := make([]string, scans)
+	done := make(chan int)
+	for k := range scans {
+		go func() {
+			var s summarizer
+			err := Scan(iotest.HalfReader(bytes.NewReader(data)), "obdfilter.fuzz-OST0000.job_stats", func(param string) SectionParser {
+				fmt.Fprintf(&s.out, "param %s\n", param)
+				return NewConcurrentJobStatsParser(&s)
+			})
+			fmt.Fprintf(&s.out, "err %v\n", err)
+			got[k] = s.out.String()
+			done <- k
+		}()
+	}
+	for range scans {
+		k := <-done
+		if got[k] != want {
+			t.Errorf("scan %d of %d at once: differs from the sequential parser\n%s", k, scans, firstDifference(want, got[k]))
+		}
+	}
+}

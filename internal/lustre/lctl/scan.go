@@ -45,16 +45,23 @@ type BlockParser interface {
 // job_stats, the copy was a tenth of the reading goroutine's work.
 type ChunkParser interface {
 	BlockParser
-	// TakeLines is offered whole lines, as Block is, lying in the buffer
-	// buf (a readBuffers buffer). It returns how many bytes it
-	// took, a run of whole lines from the start, and whether it kept buf,
-	// which then is the parser's (to put back in readBuffers when done
-	// with it) and which Scan no longer touches. Lines not taken are
-	// offered again with what Scan reads after them, in this call's
-	// lines or the next's. more is false when no more lines of the body
-	// can follow lines (a header or the end of the output is next): all
-	// of lines must then be taken.
-	TakeLines(lines []byte, buf *[]byte, more bool) (taken int, kept bool)
+	// TakeLines is offered whole lines, as Block is. It returns how many
+	// bytes it took, a run of whole lines from the start, and keep: nil
+	// when it copied what it took, else the lines among them it would
+	// read where they lie, which Scan then hands to Keep with their
+	// buffer. It must copy whatever else it needs of lines before it
+	// returns: once Keep has the buffer, a helper may give it back for
+	// another Scan to read into. Lines not taken are offered again with
+	// what Scan reads after them, in this call's lines or the next's.
+	// more is false when no more lines of the body can follow lines (a
+	// header or the end of the output is next): all of lines must then
+	// be taken.
+	TakeLines(lines []byte, more bool) (taken int, keep []byte)
+	// Keep receives the lines TakeLines kept and the buffer they lie in
+	// (a readBuffers buffer), which is the parser's from then on, to put
+	// back in readBuffers when done with it. Scan, which has moved what
+	// it had not read to a buffer of its own, never touches it again.
+	Keep(lines []byte, buf *[]byte)
 }
 
 // A Router returns the parser for a parameter, or nil to skip its body.
@@ -111,9 +118,13 @@ func Scan(r io.Reader, unnamed string, route Router) error {
 					}
 					more := n == last+1 && br.err == nil
 					full := br.full()
-					taken, kept := cp.TakeLines(buf[:n], br.buf, more)
-					if kept {
-						br.handOver(taken)
+					taken, keep := cp.TakeLines(buf[:n], more)
+					if keep != nil {
+						// What follows the taken lines moves to a
+						// fresh buffer before the parser may give this
+						// one back: read from it afterwards, it could
+						// hold another Scan's output.
+						cp.Keep(keep, br.handOver(taken))
 					} else {
 						if taken < n && full {
 							// An entry longer than the buffer: the
@@ -188,13 +199,14 @@ func (b *lineReader) discard(n int) { b.r += n }
 // full reports whether the buffer holds nothing but unread bytes.
 func (b *lineReader) full() bool { return b.r == 0 && b.w == len(*b.buf) }
 
-// handOver gives the buffer away, with its first n unread bytes: what
-// follows them moves to a fresh buffer.
-func (b *lineReader) handOver(n int) {
-	old := *b.buf
+// handOver gives the buffer away, with its first n unread bytes, and
+// returns it: what follows them moves to a fresh buffer first.
+func (b *lineReader) handOver(n int) *[]byte {
+	old := b.buf
 	b.buf = readBuffers.Get().(*[]byte)
-	b.w = copy(*b.buf, old[b.r+n:b.w])
+	b.w = copy(*b.buf, (*old)[b.r+n:b.w])
 	b.r = 0
+	return old
 }
 
 // fill reads once more, after moving the unread bytes to the start of the
