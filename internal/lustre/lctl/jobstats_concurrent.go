@@ -13,10 +13,10 @@ import (
 // of a section into chunks, cut only where a "- job_id:" line opens an
 // entry, so that each chunk parses alone exactly as it would in sequence;
 // helpers parse the chunks (most of them Scan's own read buffers, handed
-// over: TakeLines and Keep), and the entries reach the handler in order, one at a
-// time, as JobStatsParser delivers them: on a goroutine of the parser's
-// while the section is read, the last ones and End on the goroutine that
-// calls End, which returns once every entry is delivered. The handler need
+// over: TakeLines and Keep), and the entries reach the handler in order,
+// one at a time, as JobStatsParser delivers them: on a goroutine of the
+// parser's while the section is read, the last ones and End on the
+// goroutine that calls End, which returns once every entry is delivered. The handler need
 // not be safe for concurrent use, but must not share unguarded state with
 // what the goroutine calling Line, Block, TakeLines and Keep does
 // meanwhile.
