@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
 )
 
 // trace scans data with the sequential parser, or with a concurrent one
@@ -95,21 +96,11 @@ func TestConcurrentJobStatsSameAsSequential(t *testing.T) {
 					continue // slow, and one size is enough
 				}
 				if got := traceReads(data, size, r); got != want {
-					t.Errorf("%s, chunks of %d, reads %s: differs from the sequential parser\n%s", name, size, how, firstDifference(want, got))
+					t.Errorf("%s, chunks of %d, reads %s: differs from the sequential parser\n%s", name, size, how, golden.FirstDifference(want, got))
 				}
 			}
 		}
 	}
-}
-
-func firstDifference(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n  sequential: %s\n  concurrent: %s", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("%d lines against %d", len(al), len(bl))
 }
 
 // FuzzConcurrentJobStats: on any output, the concurrent parser and the
@@ -121,7 +112,7 @@ func FuzzConcurrentJobStats(f *testing.F) {
 		want := trace(data, 0)
 		for _, size := range []int{1, 1 + len(data)/5} {
 			if got := trace(data, size); got != want {
-				t.Fatalf("chunks of %d: %s", size, firstDifference(want, got))
+				t.Fatalf("chunks of %d: %s", size, golden.FirstDifference(want, got))
 			}
 		}
 		// A byte at a time, or, on large inputs (the corpus' seeds), half
@@ -132,7 +123,7 @@ func FuzzConcurrentJobStats(f *testing.F) {
 			reads, how = iotest.HalfReader, "half"
 		}
 		if got := traceReads(data, 1+len(data)/3, reads); got != want {
-			t.Fatalf("read %s at a time: %s", how, firstDifference(want, got))
+			t.Fatalf("read %s at a time: %s", how, golden.FirstDifference(want, got))
 		}
 	})
 }
@@ -251,7 +242,7 @@ func TestConcurrentJobStatsBufferGivenBack(t *testing.T) {
 			})
 			fmt.Fprintf(&s.out, "err %v\n", err)
 			if got := s.out.String(); got != want {
-				t.Errorf("chunks of %d, reads %s: differs from the sequential parser\n%s", size, how, firstDifference(want, got))
+				t.Errorf("chunks of %d, reads %s: differs from the sequential parser\n%s", size, how, golden.FirstDifference(want, got))
 			}
 		}
 	}
@@ -287,7 +278,7 @@ func TestConcurrentJobStatsScansAtOnce(t *testing.T) {
 	for range scans {
 		k := <-done
 		if got[k] != want {
-			t.Errorf("scan %d of %d at once: differs from the sequential parser\n%s", k, scans, firstDifference(want, got[k]))
+			t.Errorf("scan %d of %d at once: differs from the sequential parser\n%s", k, scans, golden.FirstDifference(want, got[k]))
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/testkit/golden"
 )
 
 // getParam runs a server's lctl and returns the parameters it printed, in
@@ -513,19 +514,8 @@ func TestFleetReadAtOnce(t *testing.T) {
 			if errs[i] != nil {
 				t.Errorf("round %d, %s: %v", round, srv.Name, errs[i])
 			} else if got[i] != want[i] {
-				t.Errorf("round %d, %s read at once with the others: not what it printed\n%s", round, srv.Name, firstDiff(want[i], got[i]))
+				t.Errorf("round %d, %s read at once with the others: not what it printed\n%s", round, srv.Name, golden.FirstDifference(want[i], got[i]))
 			}
 		}
 	}
-}
-
-// firstDiff shows the first line where a and b differ.
-func firstDiff(a, b string) string {
-	al, bl := strings.Split(a, "\n"), strings.Split(b, "\n")
-	for i := range min(len(al), len(bl)) {
-		if al[i] != bl[i] {
-			return fmt.Sprintf("line %d:\n  printed: %.300s\n  read:    %.300s", i+1, al[i], bl[i])
-		}
-	}
-	return fmt.Sprintf("%d lines against %d", len(al), len(bl))
 }
