@@ -16,10 +16,10 @@ import (
 // over: TakeLines and Keep), and the entries reach the handler in order,
 // one at a time, as JobStatsParser delivers them: on a goroutine of the
 // parser's while the section is read, the last ones and End on the
-// goroutine that calls End, which returns once every entry is delivered. The handler need
-// not be safe for concurrent use, but must not share unguarded state with
-// what the goroutine calling Line, Block, TakeLines and Keep does
-// meanwhile.
+// goroutine that calls End, which returns once every entry is delivered.
+// The handler need not be safe for concurrent use, but must not share
+// unguarded state with what the goroutine calling Line, Block, TakeLines
+// and Keep does meanwhile.
 
 // ConcurrentJobStatsParser is a JobStatsParser that parses on helper
 // goroutines. Memory stays bounded: at most a few chunks are parsed ahead

@@ -213,11 +213,7 @@ func (h *panicAt) End(bool, SectionStats) {}
 // fleet's servers scraped at once: a number made of two, a counter far
 // beyond the truth).
 func TestConcurrentJobStatsBufferGivenBack(t *testing.T) {
-	var big bytes.Buffer
-	big.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
-	for i := range 20000 {
-		fmt.Fprintf(&big, "- job_id: %d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, 1700000000+i, i, 4096*i)
-	}
+	big := manyJobs(20000)
 	big.WriteString("obdfilter.big-OST0001.job_stats=\njob_stats:\n- job_id: last\n  read: { samples: 3 }\n")
 	data := big.Bytes()
 	want := trace(data, 0)
@@ -253,11 +249,7 @@ func TestConcurrentJobStatsBufferGivenBack(t *testing.T) {
 // exactly what the sequential parser does. Run under the race detector
 // (CI does), a buffer read after it was given back is a reported race.
 func TestConcurrentJobStatsScansAtOnce(t *testing.T) {
-	var big bytes.Buffer
-	big.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
-	for i := range 20000 {
-		fmt.Fprintf(&big, "- job_id: %d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, 1700000000+i, i, 4096*i)
-	}
+	big := manyJobs(20000)
 	data := big.Bytes()
 	want := trace(data, 0)
 	const scans = 4
@@ -281,4 +273,15 @@ func TestConcurrentJobStatsScansAtOnce(t *testing.T) {
 			t.Errorf("scan %d of %d at once: differs from the sequential parser\n%s", k, scans, golden.FirstDifference(want, got[k]))
 		}
 	}
+}
+
+// manyJobs returns one OST's job_stats of n entries (some 2.4 MB for
+// 20,000), enough for many chunks and several read buffers.
+func manyJobs(n int) *bytes.Buffer {
+	var b bytes.Buffer
+	b.WriteString("obdfilter.big-OST0000.job_stats=\njob_stats:\n")
+	for i := range n {
+		fmt.Fprintf(&b, "- job_id: %d\n  snapshot_time: %d\n  write_bytes: { samples: %d, unit: bytes, min: 1, max: 9, sum: %d }\n", i, 1700000000+i, i, 4096*i)
+	}
+	return &b
 }
