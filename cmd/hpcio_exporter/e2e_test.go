@@ -24,7 +24,10 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
-func TestMain(m *testing.M) { os.Exit(exportertest.Main(m)) }
+func TestMain(m *testing.M) {
+	raceEpilogIfAsked() // the epilog race test's racer, when asked, never returns
+	os.Exit(exportertest.Main(m))
+}
 
 // buildExporter builds the binary once per test run: the tests that run
 // it share it (and run in parallel, mostly waiting on it).

@@ -15,13 +15,23 @@ import (
 	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 )
 
-// epilog runs deploy/slurm/hpcio-report-epilog.sh as slurmd would, with
-// the job's variables and the settings in env; it returns the script's
-// standard error (its log lines) and fails the test unless it exits 0.
+// epilogScript is deploy/slurm/hpcio-report-epilog.sh, or the script named
+// by HPCIO_TEST_EPILOG: the tests can be run against another version of
+// it (an older one from git, to see them fail).
+func epilogScript() string {
+	if s := os.Getenv("HPCIO_TEST_EPILOG"); s != "" {
+		return s
+	}
+	return filepath.Join(corpus.RepoRoot(), "deploy", "slurm", "hpcio-report-epilog.sh")
+}
+
+// epilog runs the epilog as slurmd would, with the job's variables and
+// the settings in env (a later value of a variable wins); it returns the
+// script's standard error (its log lines) and fails the test unless it
+// exits 0 without writing on standard output.
 func epilog(t *testing.T, env ...string) string {
 	t.Helper()
-	script := filepath.Join(corpus.RepoRoot(), "deploy", "slurm", "hpcio-report-epilog.sh")
-	cmd := exec.Command("/bin/sh", script)
+	cmd := exec.Command("/bin/sh", epilogScript())
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HPCIO_REPORT_DEFAULTS=/nonexistent"}, env...)
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -35,43 +45,105 @@ func epilog(t *testing.T, env ...string) string {
 	return stderr.String()
 }
 
-// The Slurm epilog example finds the finished job's logs in a Darshan log
-// directory (darshan-runtime's layout, with a log still being written and
-// logs of other jobs beside them), writes the report into the user's
-// directory (created, mode 0700) as job-<id>.json, mode 0600, owned by the
-// user; a job without logs, a damaged log and an unreachable Prometheus
-// never fail it (exit 0), each said in one log line.
-func TestReportEpilog(t *testing.T) {
-	t.Parallel()
-	bin := buildExporter(t)
+// openToAll makes d and its parents up to the temporary directory
+// searchable by every user (mode 0755), as a user's job finds the paths
+// it is given.
+func openToAll(t *testing.T, d string) string {
+	t.Helper()
+	for p := d; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
+		if err := os.Chmod(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return d
+}
+
+// userExporter is the exporter's binary where any user may run it.
+func userExporter(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(openToAll(t, t.TempDir()), "hpcio_exporter")
+	data, err := os.ReadFile(buildExporter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// userDarshanDir is darshanDir readable by any user.
+func userDarshanDir(t *testing.T) string {
+	t.Helper()
+	dir := darshanDir(t)
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() {
+			os.Chmod(p, 0o755)
+		}
+		return nil
+	})
+	return openToAll(t, dir)
+}
+
+// jobAccount is the user the functional tests run their jobs as: run as
+// root (as slurmd runs the epilog), an account made for the test, since
+// the epilog makes no report for root; otherwise the test's own user,
+// with MIN_UID lowered to its uid.
+func jobAccount(t *testing.T) (name, uid string, env []string) {
+	t.Helper()
+	if os.Geteuid() == 0 {
+		requireAccounts(t)
+		a := testAccount(t, "/nonexistent", false)
+		return a.name, strconv.Itoa(a.uid), nil
+	}
 	me, err := user.Current()
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := darshanDir(t)
-	reports := t.TempDir()
-	base := []string{"HPCIO_EXPORTER=" + bin, "DARSHAN_LOG_DIRS=" + dir, "REPORT_FORMAT=json",
-		"REPORT_DIR=" + filepath.Join(reports, "%u", "io"), "SLURM_JOB_USER=" + me.Username,
-		"SLURM_JOB_START_TIME=" + strconv.FormatInt(reportEnd.Unix()-3600, 10)}
+	return me.Username, me.Uid, []string{"MIN_UID=" + me.Uid}
+}
+
+// The Slurm epilog example finds the finished job's logs in a Darshan log
+// directory (darshan-runtime's layout, with a log still being written and
+// logs of other jobs beside them), writes the report into the user's
+// directory (created by the user, mode 0700, under a sticky directory
+// every user may write in) as job-<id>.json, mode 0600, owned by the user;
+// a job without logs, a damaged log and an unreachable Prometheus never
+// fail it (exit 0), each said in one log line. Run as root, everything is
+// done as the job's user: the directory and the report are that user's.
+func TestReportEpilog(t *testing.T) {
+	t.Parallel()
+	name, uid, accountEnv := jobAccount(t)
+	bin := userExporter(t)
+	dir := userDarshanDir(t)
+	reports := openToAll(t, t.TempDir())
+	if err := os.Chmod(reports, 0o1777); err != nil {
+		t.Fatal(err)
+	}
+	base := append([]string{"HPCIO_EXPORTER=" + bin, "DARSHAN_LOG_DIRS=" + dir, "REPORT_FORMAT=json",
+		"REPORT_DIR=" + filepath.Join(reports, "%u", "io"), "SLURM_JOB_USER=" + name,
+		"SLURM_JOB_START_TIME=" + strconv.FormatInt(reportEnd.Unix()-3600, 10)}, accountEnv...)
 	job := func(id string, extra ...string) []string {
 		return append(append([]string{"SLURM_JOB_ID=" + id}, base...), extra...)
 	}
 
 	stderr := epilog(t, job("7001")...)
-	path := filepath.Join(reports, me.Username, "io", "job-7001.json")
+	path := filepath.Join(reports, name, "io", "job-7001.json")
 	if !strings.Contains(stderr, "job 7001: report written to "+path) {
 		t.Errorf("log %q", stderr)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatalf("no report: %v; log %q", err, stderr)
-	}
-	uid := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid))
-	if fi.Mode().Perm() != 0o600 || uid != me.Uid {
-		t.Errorf("report mode %v, owner %s; want 0600, %s", fi.Mode().Perm(), uid, me.Uid)
-	}
-	if di, _ := os.Stat(filepath.Dir(path)); di.Mode().Perm() != 0o700 {
-		t.Errorf("directory mode %v, want 0700", di.Mode().Perm())
+	for _, p := range []string{filepath.Dir(filepath.Dir(path)), filepath.Dir(path), path} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatalf("%v; log %q", err, stderr)
+		}
+		want := os.FileMode(0o700)
+		if p == path {
+			want = 0o600
+		}
+		if owner := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid)); fi.Mode().Perm() != want || owner != uid {
+			t.Errorf("%s: mode %v, owner %s; want %v, %s", p, fi.Mode().Perm(), owner, want, uid)
+		}
 	}
 	b, _ := os.ReadFile(path)
 	var r reportOut
@@ -84,7 +156,7 @@ func TestReportEpilog(t *testing.T) {
 	if !strings.Contains(stderr, "job 9999: no Darshan log, no report") {
 		t.Errorf("log %q", stderr)
 	}
-	if _, err := os.Stat(filepath.Join(reports, me.Username, "io", "job-9999.json")); err == nil {
+	if _, err := os.Stat(filepath.Join(reports, name, "io", "job-9999.json")); err == nil {
 		t.Error("a report for a job without logs")
 	}
 
@@ -113,65 +185,69 @@ func TestReportEpilog(t *testing.T) {
 		t.Errorf("no report from the logs alone: %v", err)
 	}
 
-	// Not a job id, not a user name: nothing run, exit 0.
+	// As root without setpriv, runuser changes to the user: the same
+	// report, the user's.
+	if os.Geteuid() == 0 {
+		os.Remove(path)
+		stderr = epilog(t, job("7001", "PATH="+pathOf(t, "sh", "logger", "id", "getent", "timeout", "runuser", "mkdir", "stat", "tail", "tr"))...)
+		fi, err := os.Stat(path)
+		if err != nil {
+			t.Fatalf("runuser: %v; log %q", err, stderr)
+		}
+		if owner := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid)); owner != uid {
+			t.Errorf("runuser: the report is uid %s's, want %s", owner, uid)
+		}
+	}
+
+	// Not a job id, not a user name, not a uid bound: nothing run, exit 0.
 	stderr = epilog(t, append(base[:len(base):len(base)], "SLURM_JOB_ID=../../etc")...)
 	if !strings.Contains(stderr, "is not a job id") {
 		t.Errorf("log %q", stderr)
 	}
-	stderr = epilog(t, "SLURM_JOB_ID=7001", "SLURM_JOB_USER=../root", "HPCIO_EXPORTER="+bin)
-	if !strings.Contains(stderr, "not a user name") {
-		t.Errorf("log %q", stderr)
+	for _, u := range []string{"../root", "..", "-r", "a b", "a*"} {
+		stderr = epilog(t, "SLURM_JOB_ID=7001", "SLURM_JOB_USER="+u, "HPCIO_EXPORTER="+bin)
+		if !strings.Contains(stderr, "not a user name") {
+			t.Errorf("SLURM_JOB_USER=%q: log %q", u, stderr)
+		}
+	}
+	for _, m := range []string{"1e3", "-1", "99999999999999999999", "4294967296"} {
+		stderr = epilog(t, job("7001", "MIN_UID="+m)...)
+		if !strings.Contains(stderr, "MIN_UID="+m+" is not a uid") {
+			t.Errorf("MIN_UID=%s: log %q", m, stderr)
+		}
 	}
 }
 
-// Run as root (as slurmd runs it), the epilog runs the exporter as the
-// job's user: the directory it creates and the report are that user's.
-func TestReportEpilogAsUser(t *testing.T) {
-	t.Parallel()
-	if os.Geteuid() != 0 {
-		t.Skip("not root: the epilog cannot change user")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip("no user nobody")
-	}
-	// Everything the user must reach: the binary, the logs, the reports'
-	// parent, in directories others may enter.
-	open := func(d string) string {
-		for p := d; p != os.TempDir() && p != "/"; p = filepath.Dir(p) {
-			if err := os.Chmod(p, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}
-		return d
-	}
-	bin := filepath.Join(open(t.TempDir()), "hpcio_exporter")
-	data, err := os.ReadFile(buildExporter(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	dir := darshanDir(t)
-	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err == nil && d.IsDir() {
-			os.Chmod(p, 0o755)
-		}
-		return nil
-	})
-	open(dir)
-	reports := open(t.TempDir())
-	stderr := epilog(t, "SLURM_JOB_ID=7001", "SLURM_JOB_USER=nobody", "HPCIO_EXPORTER="+bin, "DARSHAN_LOG_DIRS="+dir,
-		"REPORT_FORMAT=json", "REPORT_DIR="+filepath.Join(reports, "%u"))
-	path := filepath.Join(reports, "nobody", "job-7001.json")
-	for _, p := range []string{filepath.Dir(path), path} {
-		fi, err := os.Stat(p)
+// pathOf returns a directory for PATH that holds the named commands and
+// no other.
+func pathOf(t *testing.T, commands ...string) string {
+	t.Helper()
+	dir := openToAll(t, t.TempDir())
+	for _, c := range commands {
+		p, err := exec.LookPath(c)
 		if err != nil {
-			t.Fatalf("%v; log %q", err, stderr)
+			t.Skipf("%s not found: %v", c, err)
 		}
-		if uid := strconv.Itoa(int(fi.Sys().(*syscall.Stat_t).Uid)); uid != nobody.Uid {
-			t.Errorf("%s owned by %s, want nobody (%s)", p, uid, nobody.Uid)
+		if err := os.Symlink(p, filepath.Join(dir, c)); err != nil {
+			t.Fatal(err)
 		}
+	}
+	return dir
+}
+
+// The epilog is shellcheck clean (default checks, every severity). Under
+// CI=true shellcheck must be there (.ci/run installs it).
+func TestReportEpilogShellcheck(t *testing.T) {
+	t.Parallel()
+	sc, err := exec.LookPath("shellcheck")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("shellcheck is required under CI (apt-get install shellcheck)")
+		}
+		t.Skip("shellcheck not found: apt-get install shellcheck")
+	}
+	out, err := exec.Command(sc, "--severity=style", epilogScript()).CombinedOutput()
+	if err != nil || len(out) != 0 {
+		t.Errorf("shellcheck %s: %v\n%s", epilogScript(), err, out)
 	}
 }
