@@ -12,7 +12,7 @@
 package page
 
 import (
-	"bytes"
+	"bufio"
 	"html/template"
 	"io"
 	"math"
@@ -55,17 +55,15 @@ func Write(w io.Writer, r *report.Report) error {
 }
 
 // write writes the page of r to w and returns how many characters the
-// last check of the page made visible (visibleOutput): none, unless a
+// last check of the page made visible (visibleWriter): none, unless a
 // string from outside reached the page without going through shown.
 func write(w io.Writer, r *report.Report) (int, error) {
-	var b bytes.Buffer
-	b.Grow(64 << 10)
-	if err := pageTmpl().Execute(&b, build(r)); err != nil {
-		return 0, err
+	bw := bufio.NewWriterSize(w, 64<<10)
+	vw := &visibleWriter{w: bw}
+	if err := pageTmpl().Execute(vw, build(r)); err != nil {
+		return vw.escaped, err
 	}
-	out, n := visibleOutput(b.Bytes())
-	_, err := w.Write(out)
-	return n, err
+	return vw.escaped, bw.Flush()
 }
 
 // shown is the visible form of a string from outside (a log, a file or
@@ -90,13 +88,36 @@ func shownAll(ss []string) []string {
 	return out
 }
 
-// visibleOutput is the last check of a page: any character that would
+// visibleWriter is the last check of a page: any character that would
 // hide itself or reorder the text (a control but the newline, a format
 // character, a line or paragraph separator, a byte that is not UTF-8)
-// that reached it without shown is written as its escape too. It returns
-// the page and how many it escaped; a page without one is returned as it
-// is.
-func visibleOutput(p []byte) ([]byte, int) {
+// that reached it without shown is written as its escape too, and
+// counted. Each write is checked on its own: a sequence cut between two
+// writes is two runs of bytes that are not UTF-8, escaped; what it writes
+// is UTF-8 without such a character, and so is what follows it.
+type visibleWriter struct {
+	w       io.Writer
+	escaped int
+	buf     []byte
+}
+
+func (v *visibleWriter) Write(p []byte) (int, error) {
+	out, n := visibleOutput(p, v.buf[:0])
+	if n == 0 {
+		return v.w.Write(p)
+	}
+	v.escaped += n
+	v.buf = out
+	if _, err := v.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// visibleOutput returns p with each character visibleWriter escapes
+// written as its escape (appended to buf), and how many it escaped; p
+// itself when there is none.
+func visibleOutput(p, buf []byte) ([]byte, int) {
 	var out []byte
 	n, done := 0, 0
 	for i := 0; i < len(p); {
@@ -111,7 +132,7 @@ func visibleOutput(p []byte) ([]byte, int) {
 			continue
 		}
 		if out == nil {
-			out = make([]byte, 0, len(p)+64)
+			out = buf
 		}
 		out = labelvalue.AppendVisible(append(out, p[done:i]...), string(p[i:i+size]))
 		n++

@@ -102,3 +102,20 @@ func TestHiddenCharactersVisible(t *testing.T) {
 		}
 	}
 }
+
+// TestVisibleWriter: the page's last check escapes what reached it
+// unescaped, counts it, and leaves the rest (the newline, spaces the page
+// writes itself such as U+00A0) alone; a sequence cut between two writes
+// is escaped byte by byte, never put back together.
+func TestVisibleWriter(t *testing.T) {
+	var b strings.Builder
+	v := &visibleWriter{w: &b}
+	for _, p := range []string{"<p>a\u202eb\x1b", "\xe2\x80", "\xae</p>\n", "12\u00a0MiB ü"} {
+		if n, err := v.Write([]byte(p)); n != len(p) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", p, n, err)
+		}
+	}
+	if want := `<p>a\u202Eb\x1B\xE2\x80\xAE</p>` + "\n12\u00a0MiB ü"; b.String() != want || v.escaped != 5 {
+		t.Errorf("wrote %q, %d escaped; want %q, 5", b.String(), v.escaped, want)
+	}
+}
