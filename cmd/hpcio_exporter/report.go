@@ -214,12 +214,21 @@ func runReport(a *reportArgs, stdout io.Writer, now time.Time) error {
 }
 
 // oneLine keeps an error on one line of stderr (errors.Join puts each on
-// its own).
+// its own), in its visible form: a log's or a directory's name in it, with
+// control or bidirectional characters, shows them as escapes rather than
+// rewriting the terminal or the epilog's syslog line.
 func oneLine(err error) error {
-	if err == nil || !strings.ContainsAny(err.Error(), "\r\n") {
-		return err
+	if err == nil {
+		return nil
 	}
-	return errors.New(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\r\n") {
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	}
+	if v := labelvalue.Visible(msg); v != err.Error() {
+		return errors.New(v)
+	}
+	return err
 }
 
 // buildReport gathers the application's view, then the servers'.

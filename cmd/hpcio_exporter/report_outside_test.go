@@ -202,3 +202,31 @@ func TestReportDXTOverBudget(t *testing.T) {
 		t.Errorf("the page (status %d) does not say that the DXT traces were left out", status)
 	}
 }
+
+// TestReportHiddenCharactersInErrors: the one line a refused log leaves on
+// standard error names it in its visible form: a file name's escape
+// sequences and bidirectional characters cannot rewrite a terminal or the
+// epilog's syslog line.
+func TestReportHiddenCharactersInErrors(t *testing.T) {
+	t.Parallel()
+	bin := buildExporter(t)
+	data, err := darshantest.HostileLog(reportEnd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data, err = darshantest.CorruptPOSIX(data); err != nil {
+		t.Fatal(err)
+	}
+	log := filepath.Join(t.TempDir(), darshantest.HostileFileName)
+	if err := os.WriteFile(log, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, status := runReportBinary(t, bin, log)
+	if status != exitFailure || out != "" {
+		t.Fatalf("a damaged log: status %d, %d bytes out", status, len(out))
+	}
+	t.Logf("stderr: %d hidden characters", darshantest.CountHidden(errOut))
+	if n := darshantest.CountHidden(errOut); n != 0 || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, `job\u202E\u202D`) {
+		t.Errorf("stderr %q: %d hidden characters, or not one line naming the log's escapes", errOut, n)
+	}
+}
