@@ -80,11 +80,18 @@ func sizeString(n int64) string {
 	return strconv.FormatInt(n, 10) + "B"
 }
 
+// maxLogMemoryHelp is the help of --max-log-memory.
+const maxLogMemoryHelp = "The most memory reading the log may take, in bytes (256MiB, 1GiB): a log whose names, records and traces cost more is refused (exit 1). No real log comes near the default; raise it to read one that does."
+
 // maxLogMemoryFlag adds --max-log-memory to a command that reads one log.
 func maxLogMemoryFlag(c *kingpin.CmdClause) *logMemory {
+	return maxLogMemoryFlagHelp(c, maxLogMemoryHelp)
+}
+
+// maxLogMemoryFlagHelp adds --max-log-memory with its help.
+func maxLogMemoryFlagHelp(c *kingpin.CmdClause, help string) *logMemory {
 	m := new(logMemory)
-	c.Flag("max-log-memory", "The most memory reading the log may take, in bytes (256MiB, 1GiB): a log whose names, records and traces cost more is refused (exit 1). No real log comes near the default; raise it to read one that does.").
-		Default(sizeString(darshan.DefaultMemoryBudget)).SetValue(m)
+	c.Flag("max-log-memory", help).Default(sizeString(darshan.DefaultMemoryBudget)).SetValue(m)
 	return m
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/alecthomas/kingpin/v2"
 
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
 	"github.com/hpcio/hpcio_exporter/internal/report"
 	"github.com/hpcio/hpcio_exporter/internal/report/prom"
 	"github.com/hpcio/hpcio_exporter/jobid"
@@ -85,7 +86,7 @@ func init() {
 		Default(strconv.Itoa(report.DefaultTopFiles)).IntVar(&a.topFiles)
 	c.Flag("insights.config", "JSON file of insight thresholds overriding the defaults, as darshan insights --config (docs/insights.md).").
 		PlaceHolder("FILE").StringVar(&a.insightsConfig)
-	a.budget = maxLogMemoryFlag(c)
+	a.budget = maxLogMemoryFlagHelp(c, "The most memory reading one log may take, in bytes (256MiB, 1GiB): a log whose names and records cost more is refused (exit 1); a log whose DXT traces would pass it is read without them, and the report has no heatmap from DXT (it says so). No real log comes near the default.")
 	c.Validate(func(*kingpin.CmdClause) error { return a.validate() })
 	addCommand(c, func() error { return runReport(a, os.Stdout, time.Now()) })
 }
@@ -213,12 +214,21 @@ func runReport(a *reportArgs, stdout io.Writer, now time.Time) error {
 }
 
 // oneLine keeps an error on one line of stderr (errors.Join puts each on
-// its own).
+// its own), in its visible form: a log's or a directory's name in it, with
+// control or bidirectional characters, shows them as escapes rather than
+// rewriting the terminal or the epilog's syslog line.
 func oneLine(err error) error {
-	if err == nil || !strings.ContainsAny(err.Error(), "\r\n") {
-		return err
+	if err == nil {
+		return nil
 	}
-	return errors.New(strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
+	msg := err.Error()
+	if strings.ContainsAny(msg, "\r\n") {
+		msg = strings.Join(strings.Fields(strings.ReplaceAll(msg, "\n", "; ")), " ")
+	}
+	if v := labelvalue.Visible(msg); v != err.Error() {
+		return errors.New(v)
+	}
+	return err
 }
 
 // buildReport gathers the application's view, then the servers'.
@@ -253,7 +263,9 @@ func buildReport(a *reportArgs, now time.Time) (*report.Report, error) {
 		logs = found.Logs
 		notes = found.Notes()
 		for _, n := range notes {
-			fmt.Fprintf(os.Stderr, "%s report: note: %s\n", exporterName, n)
+			// A note names a directory: its visible form on a terminal
+			// or in syslog (the epilog's).
+			fmt.Fprintf(os.Stderr, "%s report: note: %s\n", exporterName, labelvalue.Visible(n))
 		}
 	}
 	if len(logs) > 0 {
@@ -263,6 +275,10 @@ func buildReport(a *reportArgs, now time.Time) (*report.Report, error) {
 		}
 		if a.jobID != "" && job.JobID != a.jobID {
 			return nil, fmt.Errorf("the logs are of job %s, not --jobid=%s", job.JobID, a.jobID)
+		}
+		for _, lo := range app.DXTLeftOut {
+			fmt.Fprintf(os.Stderr, "%s report: note: %s: the DXT traces (%s) would pass the log's memory budget of %s: left out, the report has no heatmap from DXT; raise --max-log-memory to draw it\n",
+				exporterName, labelvalue.Visible(lo.File), lo.Region, sizeString(lo.MemoryBudget))
 		}
 		app.Notes = append(app.Notes, notes...)
 		r.Job, r.App = job, app

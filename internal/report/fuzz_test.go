@@ -1,14 +1,15 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/corpus"
 	"github.com/hpcio/hpcio_exporter/internal/testkit/darshantest"
 	"github.com/hpcio/hpcio_exporter/jobid"
@@ -40,22 +41,24 @@ func FuzzFromLogs(f *testing.F) {
 				t.Fatalf("%s: %d rows, %d lines of cells", h.Layer, len(h.Rows), len(h.Cells))
 			}
 		}
-		if err := WriteJSON(discard{}, &Report{Schema: Schema, Job: job, App: app}); err != nil {
+		var b bytes.Buffer
+		if err := WriteJSON(&b, &Report{Schema: Schema, Job: job, App: app}); err != nil {
 			t.Fatal(err)
+		}
+		if n := darshantest.CountHidden(b.String()); n != 0 {
+			t.Fatalf("%d hidden characters in the JSON", n)
 		}
 	})
 }
 
-type discard struct{}
-
-func (discard) Write(b []byte) (int, error) { return len(b), nil }
-
 // FuzzNames: the names a Darshan log directory and a log hold (file
 // names, day directories, command lines, file paths) are read without a
-// panic, and what the report shows of them is clean.
+// panic; what the report keeps of them is their own text (a base name of
+// the command line, a prefix of the path or the mount point), which the
+// page shows without a hidden character.
 func FuzzNames(f *testing.F) {
 	for _, s := range []string{"alice_sim_id7001-31001_11-27-34080-1111_1.darshan", "2026/11/27", "/apps/sim/bin/sim --x",
-		"/scratch/a/b", "_id-_", "2026/13/40", "x_id9-9_", "\x00/\u202e", "/scratch"} {
+		"/scratch/a/b", "_id-_", "2026/13/40", "x_id9-9_", "\x00/\u202e", "/scratch", "/scratch/\u202efdp.exe", "/scratch/a/\xff\u2066"} {
 		f.Add(s)
 	}
 	mounts := sortedMounts([]darshan.Mount{{Path: "/scratch", Type: "lustre"}, {Path: "/", Type: "ext4"}, {Path: "/scratch/a", Type: "nfs"}})
@@ -66,15 +69,17 @@ func FuzzNames(f *testing.F) {
 		if lo, hi, ok := dateRange(strings.Split(s, "/")); ok && lo > hi {
 			t.Fatalf("dateRange(%q) = %v > %v", s, lo, hi)
 		}
-		for _, out := range []string{exeBase(s), fileSystemOf(s, mounts).mount, fileSystemOf(s, mounts).typ} {
-			for _, r := range out {
-				if r == unicode.ReplacementChar && !strings.ContainsRune(s, r) || unicode.IsControl(r) {
-					t.Fatalf("%q shown as %q", s, out)
-				}
+		fs := fileSystemOf(s, mounts)
+		for _, out := range []string{exeBase(s), fs.mount, fs.typ} {
+			if n := darshantest.CountHidden(labelvalue.Visible(out)); n != 0 {
+				t.Fatalf("%q shown as %q: %d hidden characters", s, labelvalue.Visible(out), n)
 			}
 		}
-		if strings.ContainsRune(exeBase(s), '/') {
-			t.Fatalf("exeBase(%q) = %q holds a /", s, exeBase(s))
+		if e := exeBase(s); strings.ContainsRune(e, '/') || !strings.Contains(s, e) {
+			t.Fatalf("exeBase(%q) = %q: not a base name of it", s, e)
+		}
+		if strings.HasPrefix(fs.mount, "/") && !strings.HasPrefix(s, fs.mount) {
+			t.Fatalf("fileSystemOf(%q) = %q: not a prefix of the path", s, fs.mount)
 		}
 	})
 }

@@ -2,8 +2,10 @@ package report
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"slices"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
@@ -35,6 +37,9 @@ func (r rankHeat) jobRow(jobProcs int64) int {
 	}
 	return rowOf(rank, max(jobProcs, r.nprocs))
 }
+
+// dxtLayers are the heatmap layers made from DXT traces.
+var dxtLayers = []string{darshan.DXTPOSIX.String(), darshan.DXTMPIIO.String()}
 
 // dxtBins is the number of bins a log's DXT traces are divided into
 // (the runtime's HEATMAP module writes at most 200).
@@ -113,7 +118,9 @@ func (g *gatherer) keep(layer string, start float64, nprocs int64, rs rows) {
 }
 
 // heatmaps keeps the log's HEATMAP records by layer and row; a log
-// without a HEATMAP module gives its DXT traces instead.
+// without a HEATMAP module gives its DXT traces instead, unless reading
+// them passes the log's memory budget (then they are left out, see
+// FromLogs).
 func (g *gatherer) heatmaps(l *darshan.Log, sum *signals.Summary) error {
 	nprocs := l.Job.NProcs
 	if l.Header.ModuleRegions[darshan.Heatmap].Length > 0 {
@@ -145,7 +152,9 @@ func (g *gatherer) heatmaps(l *darshan.Log, sum *signals.Summary) error {
 		return nil
 	}
 	runtime := l.RunTime()
-	if !(runtime > 0) || math.IsInf(runtime, 0) {
+	if !(runtime > 0) || math.IsInf(runtime, 0) || len(g.app.DXTLeftOut) > 0 {
+		// Once a log's traces are left out, the job has no DXT heatmap:
+		// the others' are not read.
 		return nil
 	}
 	width := runtime / dxtBins
@@ -166,7 +175,15 @@ func (g *gatherer) heatmaps(l *darshan.Log, sum *signals.Summary) error {
 			rs.add(row, width, read, write)
 		}
 		if err := rd.Err(); err != nil {
-			return err
+			var be *darshan.BudgetError
+			if !errors.As(err, &be) {
+				return err
+			}
+			// The log's charge only grows: what was read of it before
+			// (its counters, names, insights) is whole; what would be
+			// read after, the rest of its traces, would fail the same.
+			g.app.DXTLeftOut = append(g.app.DXTLeftOut, LeftOut{File: filepath.Base(l.Name), Region: m.String(), MemoryBudget: be.Budget})
+			return nil
 		}
 		if len(rs) == 0 {
 			continue
@@ -237,7 +254,10 @@ func (g *gatherer) heatmapsOf(merged *signals.Summary) []Heatmap {
 		}
 		out = append(out, h)
 	}
-	for _, name := range []string{darshan.DXTPOSIX.String(), darshan.DXTMPIIO.String()} {
+	if len(g.app.DXTLeftOut) > 0 {
+		return out
+	}
+	for _, name := range dxtLayers {
 		if ly := g.dxt[name]; ly != nil && ly.Records > 0 {
 			out = append(out, g.matrix(ly, g.heat[name], "DXT", merged.NProcs))
 		}

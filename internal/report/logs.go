@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/hpcio/hpcio_exporter/darshan"
 	"github.com/hpcio/hpcio_exporter/darshan/insights"
@@ -65,15 +66,41 @@ type fingerprint struct {
 // logJobID is the sidecar's jobid of a log (jobid.OfDarshanLog).
 func logJobID(id int64, path string) string { return jobid.OfDarshanLog(id, path) }
 
-// exeBase is the base name of a command line's first word, cleaned of
-// control and invisible characters (a log is outside input).
+// The longest strings of a log the report keeps, in bytes: an executable's
+// base name, a path or mount point, a file system type. Darshan's own
+// limits are below them (the command line and mount table share 4 KiB).
+const (
+	maxExeBytes  = 256
+	maxPathBytes = 4096
+	maxTypeBytes = 256
+)
+
+// exeBase is the base name of a command line's first word, as the log
+// holds it: the report's JSON keeps a log's strings, its page shows their
+// visible form (control and invisible characters as escapes).
 func exeBase(cmdline string) string {
 	first, _, _ := strings.Cut(strings.TrimLeft(cmdline, " \t"), " ")
 	first, _, _ = strings.Cut(first, "\t")
 	if i := strings.LastIndexByte(first, '/'); i >= 0 {
 		first = first[i+1:]
 	}
-	return labelvalue.Clean(strings.TrimSuffix(first, "<TRUNCATED>"), 256)
+	return capped(strings.TrimSuffix(first, "<TRUNCATED>"), maxExeBytes)
+}
+
+// capped cuts s to at most n bytes, never inside a UTF-8 sequence.
+func capped(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	end := 0
+	for end < len(s) {
+		_, size := utf8.DecodeRuneInString(s[end:])
+		if end+size > n {
+			break
+		}
+		end += size
+	}
+	return s[:end]
 }
 
 // gatherer sums the logs of one job.
@@ -96,7 +123,11 @@ type gatherer struct {
 // FromLogs reads the logs of one job and returns the job and its
 // application's view. Logs of different jobs, and a log that cannot be
 // read whole (damaged, truncated, over its memory budget), are errors:
-// a report from part of a job's logs would mislead.
+// a report from part of a job's logs would mislead. The one exception is
+// a log's DXT traces, which only the DXT heatmaps read: past the log's
+// memory budget, they are left out (App.DXTLeftOut) and so are the
+// heatmaps from DXT, as `darshan signals` and `darshan insights` read
+// such a log without its traces.
 func FromLogs(paths []string, o LogOptions) (Job, *App, error) {
 	if len(paths) == 0 {
 		return Job{}, nil, errors.New("no Darshan log")
@@ -106,7 +137,7 @@ func FromLogs(paths []string, o LogOptions) (Job, *App, error) {
 	}
 	g := &gatherer{o: o, prints: map[fingerprint]string{}, mods: map[darshan.ModuleID]*modAcc{},
 		files: map[uint64]*fileAgg{}, fs: map[fsKey]*fsAgg{}, heat: map[string][]rankHeat{}, dxt: map[string]*signals.Layer{},
-		app: &App{Logs: []LogInfo{}, Copies: []string{}, Notes: []string{}}}
+		app: &App{Logs: []LogInfo{}, Copies: []string{}, Notes: []string{}, DXTLeftOut: []LeftOut{}}}
 	for _, p := range paths {
 		if err := g.read(p); err != nil {
 			return Job{}, nil, err
@@ -132,7 +163,8 @@ func (g *gatherer) read(path string) error {
 	}
 	id := identity{jobID: logJobID(l.Job.JobID, path), uid: l.Job.UID}
 	if id.jobID == jobid.SyntheticJob {
-		id.exe = exeBase(l.Exe)
+		// The sidecar's executable, a label value: cleaned.
+		id.exe = labelvalue.Clean(exeBase(l.Exe), maxExeBytes)
 	}
 	if g.id == nil {
 		g.id, g.idFrom = &id, path
@@ -322,11 +354,11 @@ func fileSystemOf(path string, mounts []darshan.Mount) fsKey {
 	}
 	for _, m := range mounts {
 		if m.Path == "/" || path == m.Path || strings.HasPrefix(path, m.Path+"/") {
-			return fsKey{mount: labelvalue.Clean(m.Path, 4096), typ: labelvalue.Clean(m.Type, 64)}
+			return fsKey{mount: capped(m.Path, maxPathBytes), typ: capped(m.Type, maxTypeBytes)}
 		}
 	}
 	first, _, _ := strings.Cut(path[1:], "/")
-	return fsKey{mount: labelvalue.Clean("/"+first, 4096)}
+	return fsKey{mount: capped("/"+first, maxPathBytes)}
 }
 
 // finish merges the logs' summaries and insights and fills the report.
@@ -445,7 +477,7 @@ func (g *gatherer) topFiles() []File {
 		grp := e.f.group[e.gi]
 		f := File{ID: strconv.FormatUint(e.id, 16), BytesRead: grp.read, BytesWritten: grp.written, Ranks: grp.ranks, Shared: grp.shared, Modules: []string{}}
 		if !g.o.HidePaths {
-			f.Path = labelvalue.Clean(e.f.name, 4096)
+			f.Path = capped(e.f.name, maxPathBytes)
 			if f.Path == "" {
 				f.Path = "(no name in the log)"
 			}

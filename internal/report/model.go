@@ -147,6 +147,14 @@ type App struct {
 	// Heatmaps are one per instrumented layer (HEATMAP module), or from
 	// the DXT traces when no log has a HEATMAP module.
 	Heatmaps []Heatmap `json:"heatmaps"`
+	// DXTLeftOut are the DXT regions the report did not read because
+	// reading them would pass their log's memory budget (--max-log-memory),
+	// where the DXT heatmaps come from. The report then has no heatmap from
+	// DXT, of any log of the job (one of some of its logs' traces would
+	// show their time as idle); nothing else it holds reads the traces, as
+	// `darshan signals` and `darshan insights` do not. Empty when every
+	// trace it needed was read.
+	DXTLeftOut []LeftOut `json:"dxt_left_out"`
 	// Files counts the distinct files with a record; TopFiles are those
 	// that moved the most bytes.
 	Files    int    `json:"files"`
@@ -174,6 +182,17 @@ type LogInfo struct {
 	End        Time         `json:"end"`
 	RunTime    float64      `json:"run_time_seconds"`
 	Modules    []ModuleInfo `json:"modules"`
+}
+
+// LeftOut is a region of a log the report left out, and why.
+type LeftOut struct {
+	// File is the log's base name; Region the module (DXT_POSIX,
+	// DXT_MPIIO).
+	File   string `json:"file"`
+	Region string `json:"region"`
+	// MemoryBudget is the log's memory budget in bytes, which reading the
+	// region would pass.
+	MemoryBudget int64 `json:"memory_budget_bytes"`
 }
 
 // ModuleInfo is a module region of a log (PyDarshan's module table).

@@ -127,3 +127,39 @@ func TestBrowser(t *testing.T) {
 		t.Logf("wrote %s (%d bytes)", out, len(data))
 	}
 }
+
+// TestBrowserHiddenCharacters: the hostile report's page (see
+// TestHiddenCharactersVisible) as the browser has it after load: its DOM,
+// text and charts, holds no control, bidirectional or zero-width
+// character, and shows each one's escape.
+func TestBrowserHiddenCharacters(t *testing.T) {
+	bin := browser.Require(t)
+	r := hostileReport(t)
+	file := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(file, []byte(render(t, r)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := browser.New(bin).DumpDOM(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Console) > 0 {
+		t.Errorf("console messages from a page without script:\n%s", strings.Join(res.Console, "\n"))
+	}
+	dom, svg := res.DOM, svgOf(res.DOM)
+	if !strings.Contains(dom, `id="top-files"`) || !strings.Contains(svg, `class="chart"`) {
+		t.Fatalf("the browser's DOM lacks the page's files or charts:\n%.500s", dom)
+	}
+	t.Logf("hidden characters in the browser's DOM: %d, %d of them in its charts", hidden(dom), hidden(svg))
+	if n := hidden(dom); n != 0 {
+		t.Errorf("%d hidden characters in the browser's DOM, want 0", n)
+	}
+	if n := hidden(svg); n != 0 {
+		t.Errorf("%d hidden characters in the browser's charts, want 0", n)
+	}
+	for _, s := range hostileShown {
+		if !strings.Contains(dom, s.shown) {
+			t.Errorf("%s: its escapes are not in the browser's DOM", s.what)
+		}
+	}
+}

@@ -147,7 +147,7 @@ func plain(v float64) string {
 func value(v report.Value, f func(float64) string) string {
 	if !v.OK || math.IsNaN(v.V) || math.IsInf(v.V, 0) {
 		if v.NA != "" {
-			return "n/a (" + v.NA + ")"
+			return "n/a (" + shown(v.NA) + ")"
 		}
 		return "n/a"
 	}

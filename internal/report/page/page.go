@@ -3,8 +3,9 @@
 // network access; the charts are SVG drawn here, each with a title, its
 // axes' units, and its numbers in a <title> or a table for readers who
 // cannot see it. Everything that comes from the logs or from Prometheus
-// (paths, executable names, labels) is escaped: html/template for the page,
-// esc for the SVG drawn by hand.
+// (paths, executable names, labels) is shown in its visible form (shown:
+// control, bidirectional and zero-width characters written as escapes)
+// and escaped: html/template for the page, esc for the SVG drawn by hand.
 //
 // Every section has an id (Sections lists them) and every chart the class
 // "chart", so that tests and other tools can find them.
@@ -19,7 +20,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
+	"github.com/hpcio/hpcio_exporter/internal/mechanism/labelvalue"
 	"github.com/hpcio/hpcio_exporter/internal/report"
 )
 
@@ -46,12 +50,99 @@ func Sections(r *report.Report) []string {
 
 // Write writes the page of r to w.
 func Write(w io.Writer, r *report.Report) error {
-	v := build(r)
+	_, err := write(w, r)
+	return err
+}
+
+// write writes the page of r to w and returns how many characters the
+// last check of the page made visible (visibleWriter): none, unless a
+// string from outside reached the page without going through shown.
+func write(w io.Writer, r *report.Report) (int, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	if err := pageTmpl().Execute(bw, v); err != nil {
-		return err
+	vw := &visibleWriter{w: bw}
+	if err := pageTmpl().Execute(vw, build(r)); err != nil {
+		return vw.escaped, err
 	}
-	return bw.Flush()
+	return vw.escaped, bw.Flush()
+}
+
+// shown is the visible form of a string from outside (a log, a file or
+// directory name, Prometheus' labels and messages), as the page and its
+// charts print it: labelvalue.Visible, which writes each control,
+// bidirectional, zero-width or other invisible character, each byte that
+// is not UTF-8, and the backslash as the escape of a Go string literal
+// ("/scratch/\u202Efdp.exe", never "/scratch/exe.pdf"). Every string of
+// a Report the page prints goes through it; the report's JSON keeps the
+// strings themselves.
+func shown(s string) string { return labelvalue.Visible(s) }
+
+// shownAll is shown of each string.
+func shownAll(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = shown(s)
+	}
+	return out
+}
+
+// visibleWriter is the last check of a page: any character that would
+// hide itself or reorder the text (a control but the newline, a format
+// character, a line or paragraph separator, a byte that is not UTF-8)
+// that reached it without shown is written as its escape too, and
+// counted. Each write is checked on its own: a sequence cut between two
+// writes is two runs of bytes that are not UTF-8, escaped; what it writes
+// is UTF-8 without such a character, and so is what follows it.
+type visibleWriter struct {
+	w       io.Writer
+	escaped int
+	buf     []byte
+}
+
+func (v *visibleWriter) Write(p []byte) (int, error) {
+	out, n := visibleOutput(p, v.buf[:0])
+	if n == 0 {
+		return v.w.Write(p)
+	}
+	v.escaped += n
+	v.buf = out
+	if _, err := v.w.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// visibleOutput returns p with each character visibleWriter escapes
+// written as its escape (appended to buf), and how many it escaped; p
+// itself when there is none.
+func visibleOutput(p, buf []byte) ([]byte, int) {
+	var out []byte
+	n, done := 0, 0
+	for i := 0; i < len(p); {
+		c := p[i]
+		if c >= 0x20 && c < 0x7f || c == '\n' {
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRune(p[i:])
+		if !(r == utf8.RuneError && size == 1) && !unicode.IsControl(r) && !unicode.In(r, unicode.Cf, unicode.Zl, unicode.Zp) {
+			i += size
+			continue
+		}
+		if out == nil {
+			out = buf
+		}
+		out = labelvalue.AppendVisible(append(out, p[done:i]...), string(p[i:i+size]))
+		n++
+		i += size
+		done = i
+	}
+	if out == nil {
+		return p, 0
+	}
+	return append(out, p[done:]...), n
 }
 
 // row is a table row of label and value.
@@ -103,6 +194,7 @@ type appView struct {
 	FileCounts  []titled
 	Perf        [][]string
 	Heatmaps    []titled
+	DXTLeftOut  string
 	Files       int
 	TopFiles    template.HTML
 	TopRows     [][]string
@@ -119,6 +211,7 @@ type insightView struct {
 	Recommendations      []string
 	Files                []string
 	MoreFiles            int
+	rank                 int // levelRank of the level
 }
 
 type srvView struct {
@@ -143,7 +236,7 @@ type srvView struct {
 }
 
 func build(r *report.Report) *view {
-	v := &view{Title: "I/O report of job " + r.Job.JobID, Paths: !r.PathsHidden}
+	v := &view{Title: "I/O report of job " + shown(r.Job.JobID), Paths: !r.PathsHidden}
 	if !r.Generated.T.IsZero() {
 		v.Generated = utc(r.Generated.T)
 	}
@@ -152,11 +245,11 @@ func build(r *report.Report) *view {
 	if j.UID != nil {
 		uid = strconv.FormatInt(*j.UID, 10)
 	}
-	exe := strings.Join(j.Exe, ", ")
+	exe := strings.Join(shownAll(j.Exe), ", ")
 	if exe == "" {
 		exe = "unknown"
 	}
-	v.Job = []row{{"Job id", j.JobID}, {"User id", uid}, {"Executable", exe}, {"Processes", count(j.Processes)}}
+	v.Job = []row{{"Job id", shown(j.JobID)}, {"User id", uid}, {"Executable", exe}, {"Processes", count(j.Processes)}}
 	if j.Start != nil {
 		v.Job = append(v.Job, row{"Start", utc(j.Start.T)})
 	}
@@ -171,7 +264,7 @@ func build(r *report.Report) *view {
 		v.Srv = buildServers(v, r.Servers)
 	}
 	for _, vd := range r.Verdicts {
-		v.Verdicts = append(v.Verdicts, []string{strings.Join(vd.Codes, ", "), vd.Insight, quantity(vd.App), quantity(vd.Server), vd.Outcome, vd.Why})
+		v.Verdicts = append(v.Verdicts, []string{strings.Join(shownAll(vd.Codes), ", "), shown(vd.Insight), quantity(vd.App), quantity(vd.Server), shown(vd.Outcome), shown(vd.Why)})
 	}
 	switch {
 	case len(r.Verdicts) > 0:
@@ -184,33 +277,34 @@ func build(r *report.Report) *view {
 }
 
 func quantity(q report.Quantity) string {
-	s := q.Name + ": " + value(q.Value, plain)
+	s := shown(q.Name) + ": " + value(q.Value, plain)
 	if q.Unit != "" && q.Value.OK {
-		s += " " + q.Unit
+		s += " " + shown(q.Unit)
 	}
 	return s
 }
 
 func buildApp(v *view, r *report.Report) *appView {
 	a := r.App
-	av := &appView{Files: a.Files, Copies: a.Copies, Notes: a.Notes}
+	av := &appView{Files: a.Files, Copies: shownAll(a.Copies), Notes: shownAll(a.Notes)}
 	for _, l := range a.Logs {
 		var mods []string
 		for _, m := range l.Modules {
-			s := m.Name + " v" + strconv.FormatUint(uint64(m.Version), 10) + " (" + bytesIEC(float64(m.Bytes)) + ")"
+			s := shown(m.Name) + " v" + strconv.FormatUint(uint64(m.Version), 10) + " (" + bytesIEC(float64(m.Bytes)) + ")"
 			if m.Partial {
 				s += " PARTIAL"
 			}
 			mods = append(mods, s)
 		}
-		av.Logs = append(av.Logs, []string{l.File, l.Version + " / " + l.LibVersion, l.Exe, count(l.Processes),
+		av.Logs = append(av.Logs, []string{shown(l.File), shown(l.Version) + " / " + shown(l.LibVersion), shown(l.Exe), count(l.Processes),
 			utc(l.Start.T), utc(l.End.T), seconds(l.RunTime), strings.Join(mods, ", ")})
 	}
 
 	var names []string
 	var cr, cw, cm, tr, tw, tm, br, bw, ops []float64
 	for _, m := range a.Modules {
-		names = append(names, m.Name)
+		name := shown(m.Name)
+		names = append(names, name)
 		cr = append(cr, m.IOCost.Read)
 		cw = append(cw, m.IOCost.Write)
 		cm = append(cm, m.IOCost.Meta)
@@ -226,9 +320,9 @@ func buildApp(v *view, r *report.Report) *appView {
 		}
 		ops = append(ops, float64(n))
 		cost := m.IOCost.Read + m.IOCost.Write + m.IOCost.Meta
-		av.IOCostRows = append(av.IOCostRows, []string{m.Name, seconds(m.IOCost.Read), seconds(m.IOCost.Write), seconds(m.IOCost.Meta),
+		av.IOCostRows = append(av.IOCostRows, []string{name, seconds(m.IOCost.Read), seconds(m.IOCost.Write), seconds(m.IOCost.Meta),
 			seconds(cost), percent(share(cost, r.Job.RunTime)), seconds(m.Time.Read), seconds(m.Time.Write), seconds(m.Time.Meta)})
-		av.ModRows = append(av.ModRows, []string{m.Name, count(int64(m.Records)), bytesIEC(m.BytesRead), bytesIEC(m.BytesWritten), count(n)})
+		av.ModRows = append(av.ModRows, []string{name, count(int64(m.Records)), bytesIEC(m.BytesRead), bytesIEC(m.BytesWritten), count(n)})
 	}
 	rwm := func(r, w, m []float64) []series {
 		return []series{{"read", "read", r}, {"write", "write", w}, {"metadata", "meta", m}}
@@ -244,14 +338,15 @@ func buildApp(v *view, r *report.Report) *appView {
 			Labels: names, Series: []series{{"operations", "c0", ops}}, Fmt: si, W: sideW}).draw()
 	}
 	for _, m := range a.Modules {
+		name := shown(m.Name)
 		if len(m.Operations) > 0 {
 			var ls []string
 			var vs []float64
 			for _, o := range m.Operations {
-				ls = append(ls, o.Name)
+				ls = append(ls, shown(o.Name))
 				vs = append(vs, float64(o.Count))
 			}
-			av.Ops = append(av.Ops, titled{Name: m.Name, Chart: (&barChart{ID: v.id(), Title: m.Name + " operation counts", Unit: "operations",
+			av.Ops = append(av.Ops, titled{Name: name, Chart: (&barChart{ID: v.id(), Title: name + " operation counts", Unit: "operations",
 				Labels: ls, Series: []series{{"operations", "c0", vs}}, Fmt: si, W: sideW}).draw()})
 		}
 		if h := m.AccessSizes; h != nil {
@@ -264,21 +359,21 @@ func buildApp(v *view, r *report.Report) *appView {
 					wr[i] = float64(h.Write[i])
 				}
 			}
-			av.Sizes = append(av.Sizes, titled{Name: m.Name, Chart: (&barChart{ID: v.id(), Title: m.Name + " access sizes", Unit: "requests (request size in bytes on the left)",
-				Labels: h.Bins, Series: []series{{"read", "read", rd}, {"write", "write", wr}}, Fmt: si, W: sideW}).draw()})
+			av.Sizes = append(av.Sizes, titled{Name: name, Chart: (&barChart{ID: v.id(), Title: name + " access sizes", Unit: "requests (request size in bytes on the left)",
+				Labels: shownAll(h.Bins), Series: []series{{"read", "read", rd}, {"write", "write", wr}}, Fmt: si, W: sideW}).draw()})
 		}
 		if p := m.Pattern; p != nil {
 			ls := []string{"all", "sequential", "consecutive"}
-			av.Pattern = append(av.Pattern, titled{Name: m.Name, Chart: (&barChart{ID: v.id(), Title: m.Name + " access pattern", Unit: "operations",
+			av.Pattern = append(av.Pattern, titled{Name: name, Chart: (&barChart{ID: v.id(), Title: name + " access pattern", Unit: "operations",
 				Labels: ls, Series: []series{
 					{"read", "read", []float64{float64(p.Reads), float64(p.SequentialReads), float64(p.ConsecutiveReads)}},
 					{"write", "write", []float64{float64(p.Writes), float64(p.SequentialWrites), float64(p.ConsecutiveWrites)}}},
 				Fmt: si, W: sideW}).draw()})
 		}
 		if len(m.CommonAccess) > 0 {
-			t := titled{Name: m.Name}
+			t := titled{Name: name}
 			for _, c := range m.CommonAccess {
-				size := c.Name
+				size := shown(c.Name)
 				if n, err := strconv.ParseFloat(c.Name, 64); err == nil {
 					size = count(int64(n)) + nb + "B (" + bytesIEC(n) + ")"
 				}
@@ -287,18 +382,18 @@ func buildApp(v *view, r *report.Report) *appView {
 			av.Common = append(av.Common, t)
 		}
 		if len(m.FileCounts) > 0 {
-			t := titled{Name: m.Name}
+			t := titled{Name: name}
 			for _, c := range m.FileCounts {
 				off := "–"
 				if c.MaxOffset >= 0 {
 					off = bytesIEC(float64(c.MaxOffset))
 				}
-				t.Rows = append(t.Rows, []string{strings.ReplaceAll(c.Category, "_", " "), count(c.Files), bytesIEC(float64(c.BytesRead)), bytesIEC(float64(c.BytesWritten)), off})
+				t.Rows = append(t.Rows, []string{shown(strings.ReplaceAll(c.Category, "_", " ")), count(c.Files), bytesIEC(float64(c.BytesRead)), bytesIEC(float64(c.BytesWritten)), off})
 			}
 			av.FileCounts = append(av.FileCounts, t)
 		}
 		if p := m.Perf; p != nil {
-			av.Perf = append(av.Perf, []string{m.Name, bytesIEC(float64(p.Bytes)), seconds(p.SlowestUniqueTime), seconds(p.SlowestSharedTime),
+			av.Perf = append(av.Perf, []string{name, bytesIEC(float64(p.Bytes)), seconds(p.SlowestUniqueTime), seconds(p.SlowestSharedTime),
 				seconds(p.Time), value(p.BytesPerSecond, func(x float64) string { return bytesIEC(x) + "/s" }), seconds(p.SlowestRankMetaTime)})
 		}
 	}
@@ -307,27 +402,36 @@ func buildApp(v *view, r *report.Report) *appView {
 		var ls []string
 		var rd, wr []float64
 		for _, fs := range a.FileSystems {
-			ls = append(ls, shorten(fs.Mount, 40))
+			ls = append(ls, shorten(shown(fs.Mount), 40))
 			rd = append(rd, float64(fs.BytesRead))
 			wr = append(wr, float64(fs.BytesWritten))
-			av.FSRows = append(av.FSRows, []string{fs.Mount, fs.Type, bytesIEC(float64(fs.BytesRead)), bytesIEC(float64(fs.BytesWritten)), count(int64(fs.FilesRead)), count(int64(fs.FilesWritten))})
+			av.FSRows = append(av.FSRows, []string{shown(fs.Mount), shown(fs.Type), bytesIEC(float64(fs.BytesRead)), bytesIEC(float64(fs.BytesWritten)), count(int64(fs.FilesRead)), count(int64(fs.FilesWritten))})
 		}
 		full := make([]string, len(a.FileSystems))
 		for i, fs := range a.FileSystems {
-			full[i] = fs.Mount
+			full[i] = shown(fs.Mount)
 		}
 		av.FS = (&barChart{ID: v.id(), Title: "Data access by file system", Unit: "bytes",
 			Labels: ls, Full: full, Series: []series{{"read", "read", rd}, {"written", "write", wr}}, Stacked: true, Fmt: bytesIEC, Binary: true}).draw()
 	}
 
+	if len(a.DXTLeftOut) > 0 {
+		var logs []string
+		for _, lo := range a.DXTLeftOut {
+			logs = append(logs, shown(lo.File)+" ("+shown(lo.Region)+", a memory budget of "+bytesIEC(float64(lo.MemoryBudget))+")")
+		}
+		av.DXTLeftOut = "reading the DXT traces of " + strings.Join(logs, ", ") + " would pass the log's memory budget: the report left them out, " +
+			"and draws no heatmap from DXT. Nothing else on this page reads the traces. To draw it, make the report again with a larger --max-log-memory."
+	}
 	for i := range a.Heatmaps {
 		h := &a.Heatmaps[i]
-		t := titled{Name: h.Layer + " (" + h.Source + ")"}
-		t.Chart = (&heatChart{ID: v.id(), Title: "Heatmap of " + h.Layer + " (" + h.Source + ")", H: h}).draw()
+		layer := shown(h.Layer) + " (" + shown(h.Source) + ")"
+		t := titled{Name: layer}
+		t.Chart = (&heatChart{ID: v.id(), Title: "Heatmap of " + layer, H: h}).draw()
 		t.Note = "Bins of " + seconds(h.BinWidth) + " from " + utc(h.Start.T) + "; cells of " + seconds(h.ColumnWidth) + "."
 		var sig []string
 		for _, s := range h.Signals {
-			sig = append(sig, s.Name+" = "+value(s.Value, plain))
+			sig = append(sig, shown(s.Name)+" = "+value(s.Value, plain))
 		}
 		if len(sig) > 0 {
 			t.Note += " Signals: " + strings.Join(sig, ", ") + "."
@@ -361,9 +465,9 @@ func buildApp(v *view, r *report.Report) *appView {
 		var ls, full []string
 		var rd, wr []float64
 		for _, fl := range a.TopFiles {
-			name := fl.ID
+			name := shown(fl.ID)
 			if !r.PathsHidden && fl.Path != "" {
-				name = fl.Path
+				name = shown(fl.Path)
 			}
 			ls = append(ls, shorten(name, 44))
 			full = append(full, name)
@@ -373,7 +477,7 @@ func buildApp(v *view, r *report.Report) *appView {
 			if fl.Shared {
 				ranks += ", shared"
 			}
-			av.TopRows = append(av.TopRows, []string{name, strings.Join(fl.Modules, ", "), bytesIEC(float64(fl.BytesRead)), bytesIEC(float64(fl.BytesWritten)), ranks})
+			av.TopRows = append(av.TopRows, []string{name, strings.Join(shownAll(fl.Modules), ", "), bytesIEC(float64(fl.BytesRead)), bytesIEC(float64(fl.BytesWritten)), ranks})
 		}
 		av.TopFiles = (&barChart{ID: v.id(), Title: "Files that moved the most bytes", Unit: "bytes",
 			Labels: ls, Full: full, Series: []series{{"read", "read", rd}, {"written", "write", wr}}, Stacked: true, Fmt: bytesIEC, Binary: true}).draw()
@@ -384,7 +488,7 @@ func buildApp(v *view, r *report.Report) *appView {
 			av.NotFired++
 			continue
 		}
-		iv := insightView{Code: in.Code, Level: in.Level, Message: in.Message, Recommendations: in.Recommendations}
+		iv := insightView{Code: shown(in.Code), Level: shown(in.Level), Message: shown(in.Message), Recommendations: shownAll(in.Recommendations), rank: levelRank(in.Level)}
 		if in.Value.OK || in.Threshold.OK {
 			iv.Numbers = "value " + value(in.Value, plain) + " against threshold " + value(in.Threshold, plain)
 		}
@@ -392,21 +496,22 @@ func buildApp(v *view, r *report.Report) *appView {
 			iv.Numbers += "; count " + value(in.Count, plain) + " against " + value(in.CountThreshold, plain)
 		}
 		if !r.PathsHidden {
-			iv.Files = in.Files
-			if len(iv.Files) > 10 {
-				iv.MoreFiles = len(iv.Files) - 10
-				iv.Files = iv.Files[:10]
+			files := in.Files
+			if len(files) > 10 {
+				iv.MoreFiles = len(files) - 10
+				files = files[:10]
 			}
+			iv.Files = shownAll(files)
 		}
 		av.Fired = append(av.Fired, iv)
 	}
-	sort.SliceStable(av.Fired, func(i, j int) bool { return levelRank(av.Fired[i].Level) < levelRank(av.Fired[j].Level) })
-	av.Undecided = strings.Join(a.InsightsUndecided, ", ")
+	sort.SliceStable(av.Fired, func(i, j int) bool { return av.Fired[i].rank < av.Fired[j].rank })
+	av.Undecided = strings.Join(shownAll(a.InsightsUndecided), ", ")
 	for _, s := range a.JobSignals {
-		av.JobSignals = append(av.JobSignals, []string{s.Name, value(s.Value, plain)})
+		av.JobSignals = append(av.JobSignals, []string{shown(s.Name), value(s.Value, plain)})
 	}
 	for _, s := range a.POSIXSignals {
-		av.POSIXSignal = append(av.POSIXSignal, []string{s.Name, value(s.Value, plain)})
+		av.POSIXSignal = append(av.POSIXSignal, []string{shown(s.Name), value(s.Value, plain)})
 	}
 	return av
 }
@@ -434,7 +539,7 @@ func share(part, whole float64) float64 {
 }
 
 func buildServers(v *view, s *report.Servers) *srvView {
-	sv := &srvView{Coverage: s.CoverageLow, Notes: s.Notes}
+	sv := &srvView{Coverage: s.CoverageLow, Notes: shownAll(s.Notes)}
 	perS := func(x float64) string { return bytesIEC(x) + "/s" }
 	found := "no"
 	if s.Found {
@@ -442,10 +547,10 @@ func buildServers(v *view, s *report.Servers) *srvView {
 	}
 	rules := "none (raw series)"
 	if len(s.Rules) > 0 {
-		rules = strings.Join(s.Rules, ", ")
+		rules = strings.Join(shownAll(s.Rules), ", ")
 	}
 	sv.Summary = []row{
-		{"Prometheus", s.Prometheus},
+		{"Prometheus", shown(s.Prometheus)},
 		{"Window", utc(s.From.T) + " to " + utc(s.To.T) + " (" + windowSource(s.Window) + "), step " + seconds(s.Step)},
 		{"job_stats series found", found},
 		{"Recording rules used", rules},
@@ -461,10 +566,10 @@ func buildServers(v *view, s *report.Servers) *srvView {
 	sv.RPCRows = []row{{"Bytes per read RPC, all OSTs", value(s.ReadPerRPC, bytesIEC)}, {"Bytes per write RPC, all OSTs", value(s.WritePerRPC, bytesIEC)}}
 	pct := func(x report.Value) string { return value(x, percent) }
 	for _, o := range s.OSTs {
-		sv.CovRows = append(sv.CovRows, []string{o.Target, pct(o.Coverage), pct(o.MinCoverage)})
+		sv.CovRows = append(sv.CovRows, []string{shown(o.Target), pct(o.Coverage), pct(o.MinCoverage)})
 	}
 	for _, m := range s.MDTs {
-		sv.CovRows = append(sv.CovRows, []string{m.Target, pct(m.Coverage), pct(m.MinCoverage)})
+		sv.CovRows = append(sv.CovRows, []string{shown(m.Target), pct(m.Coverage), pct(m.MinCoverage)})
 	}
 
 	if len(s.Rates.Times) > 0 {
@@ -481,14 +586,14 @@ func buildServers(v *view, s *report.Servers) *srvView {
 		var ls []string
 		var rd, wr, sh, pk, rr, wrr []float64
 		for _, o := range s.OSTs {
-			ls = append(ls, o.Target)
+			ls = append(ls, shown(o.Target))
 			rd = append(rd, num(o.ReadBytes))
 			wr = append(wr, num(o.WriteBytes))
 			sh = append(sh, num(o.Share))
 			pk = append(pk, num(o.PeakShare))
 			rr = append(rr, num(o.ReadPerRPC))
 			wrr = append(wrr, num(o.WritePerRPC))
-			sv.OSTRows = append(sv.OSTRows, []string{o.Target, value(o.ReadBytes, bytesIEC), value(o.WriteBytes, bytesIEC), value(o.ReadRPCs, plain), value(o.WriteRPCs, plain),
+			sv.OSTRows = append(sv.OSTRows, []string{shown(o.Target), value(o.ReadBytes, bytesIEC), value(o.WriteBytes, bytesIEC), value(o.ReadRPCs, plain), value(o.WriteRPCs, plain),
 				value(o.ReadPerRPC, bytesIEC), value(o.WritePerRPC, bytesIEC), pct(o.Share), pct(o.PeakShare)})
 		}
 		sv.OSTBytes = (&barChart{ID: v.id(), Title: "Job's bytes per OST", Unit: "bytes", Labels: ls,
@@ -506,14 +611,14 @@ func buildServers(v *view, s *report.Servers) *srvView {
 		var ls []string
 		var vs []float64
 		for _, c := range s.MDTOperations {
-			ls = append(ls, c.Name)
+			ls = append(ls, shown(c.Name))
 			vs = append(vs, float64(c.Count))
 		}
 		sv.MDTOps = (&barChart{ID: v.id(), Title: "Job's MDT operations by type", Unit: "operations in the window", Labels: ls,
 			Series: []series{{"operations", "c0", vs}}, Fmt: si}).draw()
 	}
 	for _, m := range s.MDTs {
-		sv.MDTRows = append(sv.MDTRows, []string{m.Target, value(m.Operations, plain), pct(m.Coverage), pct(m.MinCoverage)})
+		sv.MDTRows = append(sv.MDTRows, []string{shown(m.Target), value(m.Operations, plain), pct(m.Coverage), pct(m.MinCoverage)})
 	}
 	for _, al := range s.Alerts {
 		keys := make([]string, 0, len(al.Labels))
@@ -525,9 +630,9 @@ func buildServers(v *view, s *report.Servers) *srvView {
 		sort.Strings(keys)
 		var ls []string
 		for _, k := range keys {
-			ls = append(ls, k+"="+al.Labels[k])
+			ls = append(ls, shown(k)+"="+shown(al.Labels[k]))
 		}
-		sv.Alerts = append(sv.Alerts, []string{al.Name, strings.Join(ls, ", "), utc(al.First.T), utc(al.Last.T)})
+		sv.Alerts = append(sv.Alerts, []string{shown(al.Name), strings.Join(ls, ", "), utc(al.First.T), utc(al.Last.T)})
 	}
 	return sv
 }
@@ -557,9 +662,9 @@ func lines(v *view, title, unit string, s report.Series, fm func(float64) string
 		case "write", "written":
 			cls = "write"
 		}
-		lc.Series = append(lc.Series, lineSeries{Name: k, Class: cls, Vals: s.Values[k]})
+		lc.Series = append(lc.Series, lineSeries{Name: shown(k), Class: cls, Vals: s.Values[k]})
 	}
-	head := append([]string{"time (UTC)"}, keys...)
+	head := append([]string{"time (UTC)"}, shownAll(keys)...)
 	tab := make([][]string, 0, len(s.Times))
 	for i, t := range s.Times {
 		r := make([]string, 0, len(keys)+1)
@@ -597,5 +702,5 @@ func windowSource(w string) string {
 	case "flags":
 		return "--from and --to"
 	}
-	return "from the " + w
+	return "from the " + shown(w)
 }

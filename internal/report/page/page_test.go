@@ -287,3 +287,31 @@ func TestPathsHidden(t *testing.T) {
 		t.Error("PathsHidden with paths in the report: a path is on the page")
 	}
 }
+
+// TestDXTLeftOut: a log whose DXT traces pass its memory budget makes a
+// page that says, where the heatmap would be, that the traces were left
+// out, of which log, under which budget, and the flag that draws them.
+func TestDXTLeftOut(t *testing.T) {
+	data, err := darshantest.Traced(end, 100_000)
+	p := writeLog(t, "traced.darshan", data, err)
+	r := fromLogs(t, report.LogOptions{MemoryBudget: 4 << 20}, p)
+	page := render(t, r)
+	checkPage(t, r, page)
+	i := strings.Index(page, `id="dxt-left-out"`)
+	if i < 0 {
+		t.Fatal("the page does not say that the DXT traces were left out")
+	}
+	note := page[i:]
+	note = note[:strings.Index(note, "</p>")]
+	for _, want := range []string{"DXT traces left out", "traced.darshan (DXT_POSIX, a memory budget of 4" + nb + "MiB)", "--max-log-memory"} {
+		if !strings.Contains(note, want) {
+			t.Errorf("the note %q lacks %q", note, want)
+		}
+	}
+	if strings.Contains(page, "no DXT trace") || strings.Count(page, `<svg class="chart"`) != charts(r) {
+		t.Error("the page says the logs have no DXT trace, or draws a heatmap")
+	}
+	if page := render(t, fromLogs(t, report.LogOptions{}, p)); strings.Contains(page, "dxt-left-out") || !strings.Contains(page, "Heatmap of DXT_POSIX") {
+		t.Error("with the default budget: no heatmap from DXT, or a note that it was left out")
+	}
+}

@@ -484,7 +484,7 @@ func (c *heatChart) draw() template.HTML {
 		y := top + float64(i)*cellH
 		name := ""
 		if i < len(h.Rows) {
-			name = h.Rows[i]
+			name = shown(h.Rows[i])
 		}
 		var rb int64
 		if i < len(h.RankBytes) {

@@ -115,9 +115,10 @@ const pageText = `<!DOCTYPE html>
 </section>
 
 <section id="heatmap"><h3>Heatmaps</h3>
+{{if .DXTLeftOut}}<p class="alert" id="dxt-left-out"><strong>DXT traces left out:</strong> {{.DXTLeftOut}}</p>{{end}}
 {{range .Heatmaps}}<h4>{{.Name}}</h4>{{.Chart}}<p class="muted">{{.Note}}</p>
 <details><summary>Bytes per time bin, all ranks</summary>{{template "table" (tab "Seconds since start|Bytes read|Bytes written" .Rows)}}</details>
-{{else}}<p class="missing">The logs have no HEATMAP module (Darshan 3.4 and later) and no DXT trace.</p>{{end}}
+{{else}}{{if not .DXTLeftOut}}<p class="missing">The logs have no HEATMAP module (Darshan 3.4 and later) and no DXT trace.</p>{{end}}{{end}}
 </section>
 
 <section id="insights"><h3>Insights</h3>
