@@ -160,6 +160,7 @@ func RegisterFlags(a FlagGroup) {
 // error (exit 2) rather than a collector that refuses to start. Those where
 // 0 means "no limit" (--darshan.max-jobs) are not here.
 var positiveFlags = []string{
+	"lustre.max-output-size", "lustre.jobstats.max-entries",
 	"darshan.workers", "darshan.max-log-memory", "darshan.max-records-per-job",
 	"dayu.max-files", "dayu.max-stages", "dayu.max-workflows", "dayu.max-file-size", "dayu.max-total-size",
 }
@@ -298,7 +299,8 @@ func NewRegistry(env Env) (*Registry, error) {
 	// Processes left behind by lctl and lnetctl runs are logged by
 	// toolrun, process-wide.
 	toolrun.SetLogger(env.Logger.With("source", "toolrun"))
-	env.lustre = lustre.New(lustre.Config{Lctl: env.LctlSource, Bounds: lustreBounds(), Logger: env.Logger, Now: env.Now})
+	env.lustre = lustre.New(lustre.Config{Lctl: env.LctlSource, Bounds: lustreBounds(), MaxOutputBytes: lctlMaxOutput(),
+		Logger: env.Logger, Now: env.Now})
 	r.lustre = env.lustre
 	for _, name := range Names() {
 		reg := registrations[name]

@@ -60,7 +60,7 @@ func newJobstatsCollector(env Env) (Collector, error) {
 	}
 	tracker, err := jobstats.New(jobstats.Config{
 		JobIDName: jobidNameFlag, TTL: jobstatsTTL, Labels: strings.Split(jobstatsLabels, ","),
-		EmitZero: jobstatsEmitZero, UntrustedBucket: jobstatsUntrustedBucket, MaxSeries: jobstatsMaxSeries,
+		EmitZero: jobstatsEmitZero, UntrustedBucket: jobstatsUntrustedBucket, MaxSeries: jobstatsMaxSeries, MaxEntries: jobstatsMaxEntries,
 		Include: include, Exclude: exclude, DensityBase: rateDensityBase, Logger: env.Logger,
 	})
 	var cfgErr *jobstats.ConfigError
@@ -91,6 +91,9 @@ var (
 		[]string{"component", "target"}, nil)
 	jobstatsRawSeriesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "raw_series"),
 		"Raw job_ids of the target the exporter tracks.",
+		[]string{"component", "target"}, nil)
+	jobstatsEvictedDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "identities_evicted_total"),
+		"Job identities of the target forgotten before --lustre.jobstats.ttl because more identities without raw job_ids than --lustre.jobstats.max-entries were kept (job_ids made up faster than the TTL forgets them): their series ended sooner; nothing they counted is lost.",
 		[]string{"component", "target"}, nil)
 	jobstatsIdentitiesDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "jobstats", "identities"),
 		"Job identities of the target with per-job series (after label aggregation).",
@@ -132,6 +135,7 @@ func (c *jobstatsCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error
 		ch <- prometheus.MustNewConstMetric(jobstatsDuplicatesDesc, prometheus.CounterValue, float64(t.Duplicates), t.Component, t.Target)
 		ch <- prometheus.MustNewConstMetric(jobstatsRawSeriesDesc, prometheus.GaugeValue, float64(t.RawSeries), t.Component, t.Target)
 		ch <- prometheus.MustNewConstMetric(jobstatsIdentitiesDesc, prometheus.GaugeValue, float64(t.Identities), t.Component, t.Target)
+		ch <- prometheus.MustNewConstMetric(jobstatsEvictedDesc, prometheus.CounterValue, float64(t.Evicted), t.Component, t.Target)
 		sendJobstatsCounted(ch, t)
 	}
 	sendJobSummaries(ch, v)

@@ -18,6 +18,12 @@ import (
 var (
 	lctlTimeout       = 20 * time.Second
 	lctlTimeoutOffset = 500 * time.Millisecond
+	// lctlMaxOutput reads --lustre.max-output-size: 1 GiB, over four
+	// kilobytes for each of --lustre.jobstats.max-entries' 200,000 entries
+	// (an MDT's entry is about 3 KB, an OST's 2.3 KB), so that the entry
+	// budget is met first; it bounds the time a run spends on output that
+	// is not entries.
+	lctlMaxOutput = func() int64 { return 1 << 30 }
 )
 
 func init() {
@@ -26,6 +32,9 @@ func init() {
 			Default(lctlTimeout.String()).Action(checkLustreBounds).DurationVar(&lctlTimeout)
 		a.Flag("lustre.timeout-offset", "Time kept free before the scrape deadline (X-Prometheus-Scrape-Timeout-Seconds) to write the response after lctl. 0 or more, shorter than --lustre.timeout.").
 			Default(lctlTimeoutOffset.String()).Action(checkLustreBounds).DurationVar(&lctlTimeoutOffset)
+		maxOutput := a.Flag("lustre.max-output-size", "Most bytes one lctl run may print, with a unit (1GiB, 512MiB): past it, reading stops, the tool is killed, the run counts hpcio_exporter_lctl_runs_total{result=\"over_budget\"}, every Lustre collector fails and nothing of the run is published.").
+			Default("1GiB").Bytes()
+		lctlMaxOutput = func() int64 { return int64(*maxOutput) }
 	})
 }
 

@@ -13,6 +13,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"runtime"
 	"slices"
@@ -68,7 +69,11 @@ type Config struct {
 	// Lctl prints get_param output: the lctl command, or a simulator.
 	Lctl   lctl.Source
 	Bounds toolrun.Bounds
-	Logger *slog.Logger
+	// MaxOutputBytes bounds what one run reads of lctl's output: past it,
+	// reading stops, the tool is killed and the run is OverBudget, nothing
+	// of it published. 0: no bound.
+	MaxOutputBytes int64
+	Logger         *slog.Logger
 	// Now, when set, replaces the clock of the runs (tests).
 	Now func() time.Time
 }
@@ -84,6 +89,7 @@ type Source struct {
 	jobOwner string
 	runner   *toolrun.Runner[*Snapshot]
 	counts   toolrun.Counts
+	maxBytes int64
 
 	// mu guards latest and the references of every snapshot: a snapshot
 	// whose last reference goes hands its job view back to the tracker
@@ -104,7 +110,7 @@ type Source struct {
 // New returns a Source with no requests.
 func New(cfg Config) *Source {
 	s := &Source{lctl: cfg.Lctl, logger: cfg.Logger, now: cfg.Now, warned: map[string]bool{}, badInput: map[string]uint64{},
-		collect: runtime.GC}
+		collect: runtime.GC, maxBytes: cfg.MaxOutputBytes}
 	if s.logger == nil {
 		s.logger = slog.New(slog.DiscardHandler)
 	}
@@ -216,14 +222,26 @@ func (s *Source) run(ctx context.Context) (*Snapshot, error) {
 		result, exit, err = b.read(ctx, patterns)
 	}
 	snap := b.snap
+	if result == toolrun.OverBudget {
+		// Nothing of a run over its budget is published: what it read
+		// before the bound was met may be any part of the output.
+		snap = &Snapshot{Time: begin}
+	}
 	if s.jobs != nil {
 		s.retireUnread()
 		var exitErr error
 		if exit != nil {
 			exitErr = exit
 		}
-		snap.Jobs = s.jobs.EndRun(err, exitErr)
-		s.collectGrowth(snap.Jobs)
+		v := s.jobs.EndRun(err, exitErr)
+		if result == toolrun.OverBudget {
+			s.jobs.Recycle(v)
+			v = nil
+		}
+		snap.Jobs = v
+		if v != nil {
+			s.collectGrowth(v)
+		}
 	}
 	snap.Duration = s.now().Sub(begin)
 	s.counts.Add(result, snap.Duration)
@@ -250,7 +268,12 @@ func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, 
 	if err != nil {
 		return toolrun.Failed, nil, fmt.Errorf("lctl get_param: %w", err)
 	}
-	scanErr := lctl.Scan(out, "", b.route)
+	scanErr := lctl.Scan(&budgetReader{r: out, max: b.src.maxBytes, jobs: b.src.jobs}, "", b.route)
+	if jobs := b.src.jobs; scanErr == nil && jobs != nil && jobs.OverBudget() {
+		// The entries past the budget were delivered after the last read
+		// (the parsers deliver them on a goroutine of their own).
+		scanErr = entriesOverBudget(jobs)
+	}
 	result, err := toolrun.Classify(scanErr, out.Close())
 	var exit *toolrun.ExitError
 	switch {
@@ -273,6 +296,41 @@ func (b *builder) read(ctx context.Context, patterns []string) (toolrun.Result, 
 		err = fmt.Errorf("lctl get_param: %w", err)
 	}
 	return result, exit, err
+}
+
+// budgetReader reads lctl's output within the run's budget: MaxOutputBytes
+// bytes, and the entries the job tracker may take (jobstats.Config.
+// MaxEntries). Past either it reads no more and returns an error wrapping
+// toolrun.ErrOverBudget; Scan ends with it, and the source closes the
+// output, which kills the tool.
+type budgetReader struct {
+	r    io.Reader
+	read int64
+	max  int64
+	jobs *jobstats.Tracker
+}
+
+func (b *budgetReader) Read(p []byte) (int, error) {
+	if b.jobs != nil && b.jobs.OverBudget() {
+		return 0, entriesOverBudget(b.jobs)
+	}
+	if b.max > 0 {
+		if b.read >= b.max {
+			return 0, fmt.Errorf("%w: lctl printed more than %d bytes in one run (--lustre.max-output-size)", toolrun.ErrOverBudget, b.max)
+		}
+		if rest := b.max - b.read; int64(len(p)) > rest {
+			p = p[:rest]
+		}
+	}
+	n, err := b.r.Read(p)
+	b.read += int64(n)
+	return n, err
+}
+
+// entriesOverBudget is the error of a run whose job_stats had more entries
+// than the tracker takes.
+func entriesOverBudget(jobs *jobstats.Tracker) error {
+	return fmt.Errorf("%w: job_stats printed more than %d entries in one run (--lustre.jobstats.max-entries)", toolrun.ErrOverBudget, jobs.MaxEntries())
 }
 
 // retireUnread gives up the latest snapshot before the next View is

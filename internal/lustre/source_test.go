@@ -3,6 +3,7 @@ package lustre
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -239,5 +240,111 @@ func TestCollectGrowth(t *testing.T) {
 		if collected != step.want {
 			t.Fatalf("step %d (%v): %d collections, want %d", i, step.series, collected, step.want)
 		}
+	}
+}
+
+// jobsText is an OST's job_stats with the given job_ids, each having
+// written write bytes.
+func jobsText(write uint64, ids ...string) string {
+	var b strings.Builder
+	b.WriteString("obdfilter.fs-OST0000.job_stats=\njob_stats:\n")
+	for _, id := range ids {
+		fmt.Fprintf(&b, "- job_id:          %s\n  snapshot_time:   1700000000\n"+
+			"  write_bytes:     { samples: 1, unit: bytes, min: 1, max: 1, sum: %d }\n", id, write)
+	}
+	return b.String()
+}
+
+// A run whose job_stats hold more entries than the tracker takes, or
+// whose output is larger than the source reads, is over its budget: it
+// reads no further, counts over_budget, fails with an error naming the
+// flag, and publishes nothing, neither jobs nor any other parameter; the
+// job_ids it met first are forgotten (the tracker's raw series are those
+// of the run before). The next run within the budget is ok and counts the
+// ids it meets whole. Before the budgets, both runs were ok, and the run
+// with five ids kept all five.
+func TestSnapshotOverBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		entries  int
+		bytes    int64
+		overText string
+		flag     string
+	}{
+		{"entries", 3, 0, jobsText(20, "1:1:a", "2:2:b", "3:3:c", "4:4:d", "5:5:e"), "--lustre.jobstats.max-entries"},
+		{"bytes", 0, 1000, jobsText(20, "1:1:a", "2:2:b") + strings.Repeat("health_check=healthy\n", 60), "--lustre.max-output-size"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := &texts{list: []string{jobsText(10, "1:1:a", "2:2:b"), "memused=12\n" + tc.overText, jobsText(30, "1:1:a", "2:2:b", "3:3:c")}}
+			s := New(Config{Lctl: src, Bounds: toolrun.Bounds{Timeout: time.Minute}, MaxOutputBytes: tc.bytes})
+			s.Add(Request{Owner: "memory", Kind: Values, Patterns: []string{"memused"}})
+			tr, err := jobstats.New(jobstats.Config{TTL: time.Hour, Labels: []string{"jobid"}, JobIDName: "%j:%u:%H", MaxEntries: tc.entries})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.TrackJobs("jobstats", tr)
+			total := func(v *jobstats.View) (n uint64) {
+				for _, tv := range v.Targets {
+					for _, c := range tv.Counted {
+						n += c
+					}
+				}
+				return n
+			}
+			snap, err := s.Snapshot(context.Background())
+			if err != nil || snap.Result != toolrun.OK || total(snap.Jobs) != 2*(10+1) {
+				t.Fatalf("run 1: %v %v, counted %d", snap.Result, err, total(snap.Jobs))
+			}
+			s.Release(snap)
+
+			snap, err = s.Snapshot(context.Background())
+			if snap.Result != toolrun.OverBudget || !errors.Is(err, toolrun.ErrOverBudget) || !strings.Contains(err.Error(), tc.flag) {
+				t.Fatalf("run 2: result %v, err %v", snap.Result, err)
+			}
+			if snap.Jobs != nil || len(snap.Values) != 0 || len(snap.Health) != 0 {
+				t.Errorf("run 2 published something: jobs %v, values %v, health %v", snap.Jobs, snap.Values, snap.Health)
+			}
+			if runs, _ := s.Runs(); runs[toolrun.OverBudget] != 1 {
+				t.Errorf("runs %v", runs)
+			}
+			s.Release(snap)
+
+			snap, err = s.Snapshot(context.Background())
+			if err != nil || snap.Result != toolrun.OK {
+				t.Fatalf("run 3: %v %v", snap.Result, err)
+			}
+			// 1 and 2 count from 10 (or from 20 when run 2 read them) to
+			// 30 with one more sample each; 3 is new and counts whole.
+			if got, want := total(snap.Jobs), uint64(3*(30+1)); got != want {
+				t.Errorf("run 3: counted %d, want %d", got, want)
+			}
+			if n := snap.Jobs.Targets[0].RawSeries; n != 3 {
+				t.Errorf("run 3: %d raw series, want 3", n)
+			}
+			s.Release(snap)
+		})
+	}
+}
+
+// The raw job_ids a killed run met first are forgotten, not tracked (nor
+// published) until a complete output shows them.
+func TestSnapshotKilledForgetsNewIDs(t *testing.T) {
+	src := &texts{list: []string{jobsText(10, "1:1:a"), jobsText(10, "1:1:a", "2:2:b", "3:3:c") + "\x00", jobsText(10, "1:1:a", "2:2:b")}}
+	s := New(Config{Lctl: src, Bounds: toolrun.Bounds{Timeout: time.Minute}})
+	tr, err := jobstats.New(jobstats.Config{TTL: time.Hour, Labels: []string{"jobid"}, JobIDName: "%j:%u:%H"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.TrackJobs("jobstats", tr)
+	for run, want := range []struct {
+		result   toolrun.Result
+		raw, ids int
+	}{{toolrun.OK, 1, 1}, {toolrun.Killed, 1, 1}, {toolrun.OK, 2, 2}} {
+		snap, _ := s.Snapshot(context.Background())
+		tv := snap.Jobs.Targets[0]
+		if snap.Result != want.result || tv.RawSeries != want.raw || tv.Identities != want.ids {
+			t.Errorf("run %d: %v, %d raw series, %d identities; want %v, %d, %d", run+1, snap.Result, tv.RawSeries, tv.Identities, want.result, want.raw, want.ids)
+		}
+		s.Release(snap)
 	}
 }

@@ -64,6 +64,11 @@ type Config struct {
 	// MaxSeries caps the identities with series per target; the others are
 	// folded into OtherJob. 0: no cap.
 	MaxSeries int
+	// MaxEntries bounds the job_stats entries one run may hand the tracker,
+	// over every target: past it, the entries are not looked at
+	// (Tracker.OverBudget), so that job_ids cannot grow the tracker beyond
+	// what MaxEntries of them cost. 0: no bound.
+	MaxEntries int
 	// Include and Exclude are anchored regular expressions on the
 	// normalized FilterLabels, by label name: identities that do not match
 	// an Include, or match an Exclude, are folded into OtherJob.

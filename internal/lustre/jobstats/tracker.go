@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
@@ -60,6 +61,7 @@ type target struct {
 	malformedLines uint64
 	duplicates     uint64 // entries of a job_id already printed in the output
 	dupsLogged     bool
+	evicted        uint64 // identities forgotten before their TTL (evictIdle)
 	seenThisRun    bool
 
 	// Summaries of the latest run (cardinality.go).
@@ -90,6 +92,7 @@ type Tracker struct {
 	filter    *filter
 	bounds    []float64 // rate density buckets; nil when off
 	maxSeries int
+	entries   entryBudget
 
 	acc        *accumulator
 	targets    map[string]*target // by parameter name
@@ -100,6 +103,8 @@ type Tracker struct {
 	known      *jobid.Known
 	lctlFormat string // jobid_name read in the current run
 	badFormat  string // a jobid_name from lctl already warned about
+	// evictLogged: evictIdle has logged its first eviction.
+	evictLogged bool
 
 	// spare are arenas of Views no one reads any more (Recycle).
 	spareMu sync.Mutex
@@ -118,6 +123,7 @@ func New(cfg Config) (*Tracker, error) {
 		targets:   map[string]*target{},
 		known:     jobid.NewKnown(),
 		maxSeries: cfg.MaxSeries,
+		entries:   entryBudget{max: cfg.MaxEntries},
 	}
 	if t.logger == nil {
 		t.logger = slog.New(slog.DiscardHandler)
@@ -132,6 +138,9 @@ func New(cfg Config) (*Tracker, error) {
 	}
 	if cfg.MaxSeries < 0 {
 		return nil, &ConfigError{"max-series", errors.New("must be >= 0")}
+	}
+	if cfg.MaxEntries < 0 {
+		return nil, &ConfigError{"max-entries", errors.New("must be >= 0")}
 	}
 	var err error
 	if t.filter, err = newFilter(cfg.Include, cfg.Exclude); err != nil {
@@ -194,8 +203,37 @@ func (t *Tracker) setFormat() {
 	t.normalizer = jobid.NewNormalizer(format)
 }
 
+// entryBudget counts the entries of a run against Config.MaxEntries. Only
+// the handlers count, one entry at a time (the parsers deliver them in
+// order); over is read by the goroutine that reads lctl's output.
+type entryBudget struct {
+	max, used int
+	over      atomic.Bool
+}
+
+// take counts one entry, and reports whether it is within the budget.
+func (b *entryBudget) take() bool {
+	if b.max > 0 && b.used >= b.max {
+		b.over.Store(true)
+		return false
+	}
+	b.used++
+	return true
+}
+
+// OverBudget reports whether the current run has met more entries than
+// Config.MaxEntries: those past it were not looked at, and the run must be
+// ended as failed (EndRun with an error), which keeps nothing it made. It
+// is safe to call while the entries are delivered.
+func (t *Tracker) OverBudget() bool { return t.entries.over.Load() }
+
+// MaxEntries is Config.MaxEntries.
+func (t *Tracker) MaxEntries() int { return t.entries.max }
+
 // BeginRun starts the observations of one lctl run at now.
 func (t *Tracker) BeginRun(now time.Time) {
+	t.entries.used = 0
+	t.entries.over.Store(false)
 	t.acc.BeginRun(now)
 	t.lctlFormat = ""
 	for _, tg := range t.order {
@@ -230,14 +268,20 @@ func (t *Tracker) Target(param string) lctl.JobStatsHandler {
 		tg.recheck = nil
 	}
 	tg.seenThisRun = true
-	return &targetHandler{t: tg}
+	return &targetHandler{t: tg, budget: &t.entries}
 }
 
 // targetHandler feeds one target's entries to the accumulator as lctl
 // prints them.
-type targetHandler struct{ t *target }
+type targetHandler struct {
+	t      *target
+	budget *entryBudget
+}
 
 func (h *targetHandler) Job(js *lctl.JobStat) {
+	if !h.budget.take() {
+		return // the run fails: nothing more to keep of it
+	}
 	t := h.t
 	g := t.group
 	t.lastSnapshot = max(t.lastSnapshot, js.SnapshotTime)
@@ -328,10 +372,20 @@ func (t *target) addOp(op *lctl.OpStat) int {
 // EndRun closes the run and publishes its View. runErr is the run's
 // failure, exit lctl's non-zero exit after a whole output: with either, a
 // run that met no job_stats parameter says why in View.Err.
+//
+// A run that failed (runErr: killed, over its budget, unreadable) keeps
+// none of the raw job_ids it met first: they are forgotten before any is
+// classified, so that an output cut short, however many ids it printed,
+// costs no memory beyond the run, and its ids count whole when a complete
+// output shows them. What known ids counted in it stays counted.
 func (t *Tracker) EndRun(runErr, exit error) *View {
+	if runErr != nil || t.OverBudget() {
+		t.acc.ForgetBorn()
+	}
 	t.setFormat()
 	t.resolvePending()
 	t.acc.EndRun()
+	t.evictIdle()
 	t.summarize()
 	seen := 0
 	for _, tg := range t.order {
@@ -355,6 +409,31 @@ func (t *Tracker) EndRun(runErr, exit error) *View {
 		err = errors.New("no job_stats in lctl output (is this a Lustre server with jobstats enabled?)")
 	}
 	return t.publish(err)
+}
+
+// evictIdle bounds the identities kept without a raw series (jobs gone
+// from job_stats, kept for the TTL so that their counters go on if they
+// come back) to Config.MaxEntries over the server: job_ids made up faster
+// than the TTL forgets them would otherwise grow the tracker past any
+// bound, a run's budget notwithstanding. Those seen longest ago go first;
+// "_other" and "_untrusted" never do.
+func (t *Tracker) evictIdle() {
+	if t.entries.max <= 0 {
+		return
+	}
+	evicted := t.acc.EvictIdle(t.entries.max, func(id *identity) bool { return !aggregate(id) })
+	total := 0
+	for param, n := range evicted {
+		if tg := t.targets[param]; tg != nil {
+			tg.evicted += uint64(n)
+		}
+		total += n
+	}
+	if total > 0 && !t.evictLogged {
+		t.evictLogged = true
+		t.logger.Warn("job identities without raw series forgotten before --lustre.jobstats.ttl: more of them than --lustre.jobstats.max-entries (job_ids made up faster than the TTL forgets them); their series end sooner, nothing they counted is lost (hpcio_exporter_jobstats_identities_evicted_total counts them from now on)",
+			"evicted", total, "max_entries", t.entries.max)
+	}
 }
 
 // resolvePending classifies the job_ids first seen in this run (and those

@@ -438,3 +438,46 @@ func TestTotalsOutgrowTheArena(t *testing.T) {
 		prev = v
 	}
 }
+
+// Job ids made up faster than the TTL forgets them: each run prints three
+// ids never seen before, within a budget of four entries. The identities
+// kept without raw series stay within the budget (the oldest forgotten
+// first, counted in Evicted), "_other" is never forgotten, and what the
+// target counted stays exact. Without the bound, a run every 15 s kept
+// every id of the last 15 minutes: 60 runs' worth.
+func TestIdleIdentitiesBounded(t *testing.T) {
+	tr := newTracker(t, Config{MaxEntries: 4, MaxSeries: 2, UntrustedBucket: true})
+	now := time.Unix(1_700_000_000, 0)
+	var v *View
+	for r := range 10 {
+		now = now.Add(15 * time.Second)
+		var es []string
+		for i := range 3 {
+			es = append(es, entry(fmt.Sprintf("%d:1000:n1", 100*r+i), 1_699_999_000, 4096))
+		}
+		v = run(t, tr, now, ostText("fs-OST0000", es...))
+		tv := v.Targets[0]
+		// The run's 3, at most 4 without series, and _other.
+		if tv.Identities > 3+4+1 {
+			t.Fatalf("run %d: %d identities kept", r, tv.Identities)
+		}
+		if got := tv.Counted[0] + tv.Counted[1]; got == 0 {
+			t.Fatalf("run %d: nothing counted", r)
+		}
+	}
+	tv := v.Targets[0]
+	// 30 identities were made: 3 have series, 4 are kept without, and
+	// _other; 23 were forgotten before the TTL.
+	if tv.Evicted != 23 {
+		t.Errorf("evicted %d, want 23", tv.Evicted)
+	}
+	var bytes uint64
+	for _, op := range tv.Ops {
+		if op.Name == "write_bytes" {
+			bytes = tv.Counted[op.Sum]
+		}
+	}
+	if bytes != 30*4096 {
+		t.Errorf("counted %d bytes, want %d", bytes, 30*4096)
+	}
+}

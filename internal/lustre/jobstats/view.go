@@ -33,9 +33,12 @@ type TargetView struct {
 	Outcomes   [jobid.NumOutcomes]uint64
 	Malformed  uint64 // lines of job_stats skipped, since the start
 	Duplicates uint64 // entries printed twice in one output, since the start
-	RawSeries  int    // raw job_ids tracked
-	Identities int    // identities with totals, "_other" included
-	Active     int    // identities seen in the run
+	// Evicted counts the identities without raw series forgotten before
+	// their TTL, since the start: more of them than Config.MaxEntries.
+	Evicted    uint64
+	RawSeries  int // raw job_ids tracked
+	Identities int // identities with totals, "_other" included
+	Active     int // identities seen in the run
 	Density    []Density
 	// Counted holds, by slot, every increment the target's identities
 	// got since CountedSince (Unix seconds; the target's first run, or its
@@ -311,7 +314,8 @@ func (t *Tracker) writeTargets(v *View, shown [][]*identity) {
 	starts := make([]int, len(t.order)+1)
 	for i, tg := range t.order {
 		tv := &TargetView{Component: tg.component, Target: tg.target,
-			Outcomes: tg.outcomes, Malformed: tg.malformedLines, Duplicates: tg.duplicates}
+			Outcomes: tg.outcomes, Malformed: tg.malformedLines, Duplicates: tg.duplicates,
+			Evicted: tg.evicted}
 		v.Targets = append(v.Targets, tv)
 		starts[i] = len(v.arena.data)
 		if tg.group == nil {

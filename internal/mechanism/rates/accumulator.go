@@ -17,6 +17,8 @@
 package rates
 
 import (
+	"cmp"
+	"slices"
 	"time"
 )
 
@@ -82,6 +84,10 @@ type Group[K comparable, M any] struct {
 	ids      map[K]*Identity[K]
 	idOrder  []*Identity[K]
 	pending  []*Series[K, M]
+	// born are the series first observed in the current run: a run cut
+	// short gives them up (ForgetBorn), so that what it read costs no
+	// memory beyond it.
+	born []*Series[K, M]
 
 	// notes, noteBuf and latest serve the rare series that Set alone
 	// cannot count (dups.go): notes (in noteBuf, reused from run to run),
@@ -161,11 +167,20 @@ type Identity[K comparable] struct {
 	// (0 when Lustre does not say); it never changes afterwards.
 	Created float64
 	lastRun uint64
+	// series counts the raw series attached to the identity: with none,
+	// it is kept only so that its counters go on if its job comes back
+	// within the TTL, and EvictIdle may forget it sooner.
+	series int32
 }
 
 // BeginRun starts a run of observations at now.
 func (a *Accumulator[K, M]) BeginRun(now time.Time) {
-	a.endNotes() // a run that never ended (a panic) leaves nothing behind
+	// A run that never ended (a panic) leaves nothing behind.
+	a.endNotes()
+	a.ForgetBorn()
+	for _, g := range a.order {
+		g.pending = g.pending[:0]
+	}
 	a.run++
 	a.prevRun = a.now
 	a.now = now
@@ -267,6 +282,7 @@ func (g *Group[K, M]) Observe(key []byte, start float64) (s *Series[K, M], first
 	} else if s, ok = g.series[string(key)]; !ok {
 		s = &Series[K, M]{Key: string(key), start: start}
 		g.series[s.Key] = s
+		g.born = append(g.born, s)
 	}
 	g.follows(s)
 	switch {
@@ -415,11 +431,55 @@ func (g *Group[K, M]) EndSection(complete bool) {
 // forget drops a raw series.
 func (g *Group[K, M]) forget(key string, s *Series[K, M]) {
 	delete(g.series, key)
+	if s.id != nil {
+		s.id.series--
+	}
 	s.run = 0    // forgotten
 	s.next = nil // nothing kept alive through it
 	if s.entries > 1 {
 		delete(g.latest, s)
 	}
+}
+
+// ForgetBorn forgets the raw series first observed in the current run,
+// before any is resolved: a run cut short (killed, or past its budget)
+// keeps nothing of the keys it met first, which come back as new, their
+// whole value counted, when a later run meets them. What series known
+// before counted in the run stays counted: their sources did count it.
+func (a *Accumulator[K, M]) ForgetBorn() {
+	for _, g := range a.order {
+		if len(g.born) == 0 {
+			continue
+		}
+		for _, s := range g.born {
+			if s.run != 0 && s.id == nil {
+				g.forget(s.Key, s)
+			}
+		}
+		if g.head != nil && g.head.run == 0 {
+			g.head = nil
+		}
+		kept := g.pending[:0]
+		for _, s := range g.pending {
+			if s.run != 0 {
+				kept = append(kept, s)
+			}
+		}
+		clear(g.pending[len(kept):])
+		g.pending = kept
+		g.clearBorn()
+	}
+}
+
+// clearBorn empties born, giving back an array that a run of many new
+// keys made large.
+func (g *Group[K, M]) clearBorn() {
+	if cap(g.born) > 4096 {
+		g.born = nil
+		return
+	}
+	clear(g.born)
+	g.born = g.born[:0]
 }
 
 // Pending returns the series observed in this run that feed no identity:
@@ -442,6 +502,7 @@ func (g *Group[K, M]) Resolve(s *Series[K, M], key K, keep bool) *Identity[K] {
 		g.idOrder = append(g.idOrder, id)
 	}
 	s.id = id
+	id.series++
 	g.touch(id)
 	if id.Totals.Len() == 0 {
 		id.Totals.Reserve(s.last.Len())
@@ -465,6 +526,12 @@ func (g *Group[K, M]) Rebind(s *Series[K, M], key K) *Identity[K] {
 		id = &Identity[K]{Key: key, Created: g.created(s)}
 		g.ids[key] = id
 		g.idOrder = append(g.idOrder, id)
+	}
+	if s.id != id {
+		if s.id != nil {
+			s.id.series--
+		}
+		id.series++
 	}
 	s.id = id
 	g.touch(id)
@@ -583,6 +650,7 @@ func (a *Accumulator[K, M]) EndRun() {
 	keptGroups := a.order[:0]
 	for _, g := range a.order {
 		g.pending = g.pending[:0]
+		g.clearBorn()
 		if g.lastRun <= cutoffRun {
 			delete(a.groups, g.Name)
 			continue
@@ -609,6 +677,57 @@ func (a *Accumulator[K, M]) EndRun() {
 	}
 	clear(a.order[len(keptGroups):])
 	a.order = keptGroups
+}
+
+// EvictIdle forgets, over every group, the identities that have no raw
+// series left, are not of the current run and that evictable allows,
+// beyond the max most recently seen: before their TTL, when job_ids come
+// and go faster than the TTL forgets them (a user making up a job_id per
+// process), so that the identities kept stay within a bound known before
+// the run. Nothing they counted is lost (Group.Counted keeps it); their
+// series end sooner, and a job that comes back starts a new identity,
+// whose created timestamp tells its new lifetime. It returns how many
+// identities each group lost, by group name (nil when none).
+func (a *Accumulator[K, M]) EvictIdle(max int, evictable func(*Identity[K]) bool) map[string]int {
+	type idle struct {
+		g  *Group[K, M]
+		id *Identity[K]
+	}
+	var cands []idle
+	for _, g := range a.order {
+		for _, id := range g.idOrder {
+			if id.series == 0 && id.lastRun != a.run && evictable(id) {
+				cands = append(cands, idle{g, id})
+			}
+		}
+	}
+	if len(cands) <= max {
+		return nil
+	}
+	// The most recently seen are kept; among equals, those that came
+	// first go first.
+	slices.SortStableFunc(cands, func(x, y idle) int { return cmp.Compare(x.id.lastRun, y.id.lastRun) })
+	evicted := map[string]int{}
+	gone := map[*Identity[K]]bool{}
+	for _, c := range cands[:len(cands)-max] {
+		delete(c.g.ids, c.id.Key)
+		gone[c.id] = true
+		evicted[c.g.Name]++
+	}
+	for _, g := range a.order {
+		if evicted[g.Name] == 0 {
+			continue
+		}
+		kept := g.idOrder[:0]
+		for _, id := range g.idOrder {
+			if !gone[id] {
+				kept = append(kept, id)
+			}
+		}
+		clear(g.idOrder[len(kept):])
+		g.idOrder = kept
+	}
+	return evicted
 }
 
 // SeenInRun reports whether the identity was fed by a series in the

@@ -38,13 +38,28 @@ func TestMonotonicAndExact(t *testing.T) {
 	for seed := uint64(1); seed <= 200; seed++ {
 		for _, withStart := range []bool{false, true} {
 			t.Run(fmt.Sprintf("seed%d/start=%v", seed, withStart), func(t *testing.T) {
-				checkProperty(t, seed, withStart)
+				checkProperty(t, seed, withStart, false)
 			})
 		}
 	}
 }
 
-func checkProperty(t *testing.T, seed uint64, withStart bool) {
+// TestMonotonicAndExactWithFailedRuns is the same property when runs cut
+// short may also fail (killed, over their budget): a failed run forgets
+// the raw series it met first (ForgetBorn), whose whole value then counts
+// when a later run meets them, and whose value is lost only if the entry
+// goes before any run counts it, as if no run had seen it.
+func TestMonotonicAndExactWithFailedRuns(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		for _, withStart := range []bool{false, true} {
+			t.Run(fmt.Sprintf("seed%d/start=%v", seed, withStart), func(t *testing.T) {
+				checkProperty(t, seed, withStart, true)
+			})
+		}
+	}
+}
+
+func checkProperty(t *testing.T, seed uint64, withStart, failures bool) {
 	rng := rand.New(rand.NewPCG(seed, seed*7919))
 	nIDs := 1 + rng.IntN(5)
 	nRaw := nIDs + rng.IntN(12)
@@ -56,6 +71,8 @@ func checkProperty(t *testing.T, seed uint64, withStart bool) {
 	now := time.Unix(1_700_000_000, 0)
 	prevTotals := map[int]uint64{}
 	clock := 0.0
+	// evictedTruth is what the identities EvictIdle forgot had counted.
+	var evictedTruth uint64
 
 	for step := 0; step < 60; step++ {
 		clock += 10
@@ -67,6 +84,7 @@ func checkProperty(t *testing.T, seed uint64, withStart bool) {
 		if !complete {
 			cut = rng.IntN(len(entries) + 1)
 		}
+		failed := failures && !complete && rng.IntN(2) == 0
 		// The source evolves.
 		for _, e := range entries {
 			switch {
@@ -99,11 +117,18 @@ func checkProperty(t *testing.T, seed uint64, withStart bool) {
 			if withStart {
 				start = e.start
 			}
-			s, _ := g.Observe([]byte(e.key), start)
+			s, first := g.Observe([]byte(e.key), start)
 			g.Set(s, slot, e.value)
-			e.lastSeen = e.value
+			if !(failed && first) {
+				// A series the failed run met first is forgotten: the
+				// model's entry was not seen by it.
+				e.lastSeen = e.value
+			}
 		}
 		g.EndSection(complete)
+		if failed {
+			acc.ForgetBorn()
+		}
 		if complete {
 			for _, e := range entries {
 				e.waitComplete = false
@@ -115,6 +140,33 @@ func checkProperty(t *testing.T, seed uint64, withStart bool) {
 			g.Resolve(s, entries[id].identity, true)
 		}
 		acc.EndRun()
+		checkSeriesCounts(t, g)
+		all := evictedTruth
+		for _, e := range entries {
+			all += e.truth()
+		}
+		if got := g.Counted()[slot]; got != all {
+			t.Fatalf("step %d: the group counted %d, want %d", step, got, all)
+		}
+		if failures && rng.IntN(4) == 0 {
+			// Identities without raw series forgotten before their TTL:
+			// the group's count stays exact; the model's identities
+			// start over with what their entries count from now on.
+			evicted := acc.EvictIdle(rng.IntN(2), func(*Identity[int]) bool { return true })
+			if evicted[g.Name] > 0 {
+				kept := map[int]bool{}
+				for _, id := range g.Identities() {
+					kept[id.Key] = true
+				}
+				for _, e := range entries {
+					if !kept[e.identity] {
+						evictedTruth += e.truth()
+						e.banked, e.lastSeen = 0, 0
+						prevTotals[e.identity] = 0
+					}
+				}
+			}
+		}
 
 		want := map[int]uint64{}
 		for _, e := range entries {
@@ -319,4 +371,71 @@ func TestObserveGuessesOrder(t *testing.T) {
 			t.Fatalf("seed %d: no series was found by its place", seed)
 		}
 	}
+}
+
+// checkSeriesCounts holds each identity's count of raw series to the
+// series attached to it.
+func checkSeriesCounts[K comparable, M any](t *testing.T, g *Group[K, M]) {
+	t.Helper()
+	want := map[*Identity[K]]int32{}
+	g.EachSeries(func(s *Series[K, M]) {
+		if s.id != nil {
+			want[s.id]++
+		}
+	})
+	for _, id := range g.Identities() {
+		if id.series != want[id] {
+			t.Fatalf("identity %v counts %d raw series, has %d", id.Key, id.series, want[id])
+		}
+	}
+}
+
+// EvictIdle forgets the identities without raw series that were seen
+// longest ago, beyond the number kept, never one with a series or one the
+// caller keeps; what they counted stays in Counted.
+func TestEvictIdle(t *testing.T) {
+	acc := New[string, struct{}](time.Hour)
+	now := time.Unix(0, 0)
+	g := acc.Group("g")
+	run := func(keys ...string) {
+		now = now.Add(time.Minute)
+		acc.BeginRun(now)
+		g = acc.Group("g")
+		for _, k := range keys {
+			s, _ := g.Observe([]byte(k), 0)
+			g.Set(s, g.Slot("x"), 10)
+		}
+		g.EndSection(true)
+		for _, p := range g.Pending() {
+			g.Resolve(p, p.Key, true)
+		}
+		acc.EndRun()
+	}
+	run("a", "b", "c")
+	run("d", "e")
+	g.Fold("_other", nil) // no series, ever: kept by the caller
+	run("f")
+	keys := func() (out []string) {
+		for _, id := range g.Identities() {
+			out = append(out, id.Key)
+		}
+		return out
+	}
+	if got := fmt.Sprint(keys()); got != "[a b c d e _other f]" {
+		t.Fatalf("identities %s", got)
+	}
+	evicted := acc.EvictIdle(2, func(id *Identity[string]) bool { return id.Key != "_other" })
+	if evicted["g"] != 3 {
+		t.Errorf("evicted %v, want 3 of g", evicted)
+	}
+	if got := fmt.Sprint(keys()); got != "[d e _other f]" {
+		t.Errorf("after eviction: %s, want the two seen last, _other and f (it has a series)", got)
+	}
+	if got := g.Counted()[0]; got != 60 {
+		t.Errorf("counted %d, want 60", got)
+	}
+	if evicted := acc.EvictIdle(2, func(id *Identity[string]) bool { return id.Key != "_other" }); evicted != nil {
+		t.Errorf("within the bound, evicted %v", evicted)
+	}
+	checkSeriesCounts(t, g)
 }

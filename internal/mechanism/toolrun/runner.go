@@ -31,12 +31,21 @@ const (
 	// Killed: the deadline expired and the process group was killed; the
 	// output is cut short.
 	Killed
+	// OverBudget: the output went past what its reader may take of one run
+	// (ErrOverBudget); the reader stopped and the process group was
+	// killed.
+	OverBudget
 
 	numResults
 )
 
 // Results lists every result, in the order of their metrics.
-var Results = [numResults]Result{OK, Partial, Failed, Killed}
+var Results = [numResults]Result{OK, Partial, Failed, Killed, OverBudget}
+
+// ErrOverBudget is what a reader of a tool's output returns, wrapped with
+// the bound it met, when the output holds more than one run may cost (more
+// bytes, more entries): it stops reading, and the run is OverBudget.
+var ErrOverBudget = errors.New("output over its budget")
 
 func (r Result) String() string {
 	switch r {
@@ -48,6 +57,8 @@ func (r Result) String() string {
 		return "failed"
 	case Killed:
 		return "killed"
+	case OverBudget:
+		return "over_budget"
 	}
 	return fmt.Sprintf("Result(%d)", int(r))
 }
@@ -58,6 +69,8 @@ func (r Result) String() string {
 func Classify(readErr, closeErr error) (Result, error) {
 	var exit *ExitError
 	switch {
+	case readErr != nil && errors.Is(readErr, ErrOverBudget):
+		return OverBudget, readErr
 	case readErr != nil && errors.Is(readErr, ErrKilled):
 		return Killed, readErr
 	case readErr != nil:
