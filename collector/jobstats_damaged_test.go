@@ -205,3 +205,53 @@ func TestJobstatsCutIDWithWholeIDNew(t *testing.T) {
 		`lustre_job_write_bytes_total{` + labels + `,jobid="_untrusted"}`:                            -1,
 	})
 }
+
+// Identities a user's job_id must not make, in every dialect: a job_id
+// holding a line break followed by "- job_id: fake:666:n66" (the real tail
+// of %j:%u:%H on the line after it), and job_ids that name the exporter's
+// own aggregates. Each entry's bytes count under "_untrusted", the
+// target's total stays exact, and no series names the forged job. Before,
+// the first made jobid="fake",uid="666",node="n66" with the bytes, and the
+// others counted as the jobs "_other", "_untrusted" and "_nojob" with their
+// uid and node.
+func TestJobstatsForgedIdentities(t *testing.T) {
+	for _, d := range jobstatsDialects {
+		t.Run(d.name, func(t *testing.T) {
+			onlyCollectors(t, "jobstats")
+			setFlag(t, &jobstatsUntrustedBucket, true)
+			// x\n- job_id: fake:666:n66\n:1000:n1, as Lustre before 2.15
+			// prints it (2.15 and later escape the break in quotes).
+			forged := strings.Replace(d.entry("x", 1000, 2000, 4096), "- job_id:          x\n",
+				"- job_id:          x\n- job_id: fake:666:n66\n:1000:n1\n", 1)
+			if d.name != "2.10" {
+				forged = strings.Replace(d.entry("x", 1000, 2000, 4096), "- job_id:          x\n",
+					`- job_id:          "x\x0A-\x20job_id:\x20fake:666:n66\x0A:1000:n1"`+"\n", 1)
+			}
+			text := d.output(forged, d.entry("_other:1000:n1", 1000, 2000, 8192), d.entry("_untrusted:1000:n1", 1000, 2000, 16384),
+				d.entry("_nojob:1000:n1", 1000, 2000, 32768), d.entry("7:1000:n1", 1000, 2000, 65536))
+			r := newTestRegistry(t, &textSource{texts: []string{text}})
+			scrape := scrapeText(t, r, expfmt.FmtText)
+			labels := fmt.Sprintf(`component="%s",target="%s"`, d.component, d.target)
+			jobstatsWant(t, 0, scrape, map[string]float64{
+				`lustre_job_write_bytes_total{` + labels + `,jobid="_untrusted"}`:             4096 + 8192 + 16384 + 32768,
+				`lustre_job_write_bytes_total{` + labels + `,jobid="7",uid="1000",node="n1"}`: 65536,
+				`lustre_jobstats_write_bytes_total{` + labels + `}`:                           4096 + 8192 + 16384 + 32768 + 65536,
+				jobidEntries(d, "discarded_invalid"):                                          1,
+				jobidEntries(d, "discarded_reserved"):                                         3,
+				jobidEntries(d, "ok"):                                                         1,
+			})
+			for _, line := range strings.Split(scrape, "\n") {
+				if strings.HasPrefix(line, "lustre_job_") && (strings.Contains(line, `"fake"`) || strings.Contains(line, `uid="666"`) ||
+					(strings.Contains(line, `jobid="_`) && strings.Contains(line, `uid="1000"`))) {
+					t.Errorf("a forged identity: %s", line)
+				}
+			}
+		})
+	}
+}
+
+// jobidEntries is the series of lustre_jobid_entries_total of d's target
+// and outcome, its labels in the exposition's order.
+func jobidEntries(d jobstatsDialect, outcome string) string {
+	return fmt.Sprintf(`lustre_jobid_entries_total{component="%s",outcome="%s",target="%s"}`, d.component, outcome, d.target)
+}

@@ -61,6 +61,11 @@ const (
 	// DiscardedInvalid: control characters, invalid UTF-8, a field of the
 	// wrong kind (letters in a uid), or a shape no format explains.
 	DiscardedInvalid
+	// DiscardedReserved: a job field that starts with an underscore, as the
+	// exporter's own aggregates do (SyntheticJob, "_other", "_untrusted")
+	// and no batch system's job ids: a user's job could otherwise put its
+	// traffic under them.
+	DiscardedReserved
 
 	NumOutcomes
 )
@@ -76,6 +81,7 @@ var outcomeNames = [NumOutcomes]string{
 	DiscardedExtraChar:   "discarded_extra_char",
 	DiscardedOverwritten: "discarded_overwritten",
 	DiscardedInvalid:     "discarded_invalid",
+	DiscardedReserved:    "discarded_reserved",
 }
 
 func (o Outcome) String() string {
@@ -138,6 +144,25 @@ func (n *Normalizer) Normalize(raw []byte, known *Known) (Identity, Outcome) {
 	if len(raw) > maxJobIDLen || !utf8.Valid(raw) || hasControl(raw) {
 		return Identity{}, DiscardedInvalid
 	}
+	id, outcome := n.normalize(raw, known)
+	if outcome.Kept() && reserved(id.Job) && !n.synthetic(outcome) {
+		return Identity{}, DiscardedReserved
+	}
+	return id, outcome
+}
+
+// reserved reports whether a job is named as the exporter names its own
+// aggregates.
+func reserved(job string) bool { return strings.HasPrefix(job, "_") }
+
+// synthetic reports whether an identity of this outcome has SyntheticJob
+// for its job because its id names none (an empty job field, a format
+// without %j), not because the id says "_nojob".
+func (n *Normalizer) synthetic(o Outcome) bool {
+	return o == SyntheticJobID || o == OKFallback || n.jobField < 0
+}
+
+func (n *Normalizer) normalize(raw []byte, known *Known) (Identity, Outcome) {
 	s := string(raw)
 	if s == "" {
 		return Identity{Job: SyntheticJob}, SyntheticJobID

@@ -50,8 +50,18 @@ func TestNormalizeShapes(t *testing.T) {
 		{"python3.11.0", nil, Identity{Job: SyntheticJob, Exe: "python3.11", UID: "0"}, OKFallback},
 		// Not a fallback id: the primary separator is there.
 		{"11317854:17627127:r01c01.123", nil, Identity{Job: "11317854", UID: "17627127", Node: "r01c01"}, RepairedFQDN},
+		// The exporter's own aggregates are not a user's to name: a
+		// job field starting with "_" is never a job (before, these were
+		// ok, or a repair of them was).
+		{"_other:17627127:r01c01", nil, Identity{}, DiscardedReserved},
+		{"_untrusted:666:n66", nil, Identity{}, DiscardedReserved},
+		{"_nojob:17627127:r01c01", nil, Identity{}, DiscardedReserved},
+		{"_other:", nil, Identity{}, DiscardedReserved},
+		{"_x:17627127:r01c01.bullx", nil, Identity{}, DiscardedReserved},
+		{"_.1000", nil, Identity{Job: SyntheticJob, Exe: "_", UID: "1000"}, OKFallback},
 		// Empty ids, garbage.
 		{"", nil, Identity{Job: SyntheticJob}, SyntheticJobID},
+		{"x\n- job_id: fake:666:n66", nil, Identity{}, DiscardedInvalid},
 		{"1131\x01854:1:n", nil, Identity{}, DiscardedInvalid},
 		{"\xff\xfe:1:n", nil, Identity{}, DiscardedInvalid},
 		{"123:abc:node", nil, Identity{}, DiscardedInvalid},

@@ -80,6 +80,12 @@ type JobStatsParser struct {
 	job   JobStat
 	open  bool // an entry is being read
 	stats SectionStats
+	// head holds the time keys read since the entry's job_id line, before
+	// its first operation (headSnapshot…), and tainted that its job_id was
+	// found to hold a line break (taint).
+	head    uint8
+	inOps   bool // an operation line of the entry was read
+	tainted bool
 	// names are the operations of the last entries by their place in an
 	// entry: Lustre prints them in the same order for every job, and a
 	// comparison is cheaper than the lookup of internOp.
@@ -104,8 +110,41 @@ type idleValue struct {
 
 // NewJobStatsParser returns a parser that hands each entry to h.
 func NewJobStatsParser(h JobStatsHandler) *JobStatsParser {
-	return &JobStatsParser{h: h}
+	return &JobStatsParser{h: joinContinued(h)}
 }
+
+// The time keys Lustre prints after an entry's job_id line, in this order,
+// snapshot_time always first (every version from 2.10 to 2.16).
+const (
+	headSnapshot uint8 = 1 << iota
+	headStart
+	headElapsed
+)
+
+// A job_id is whatever a job's environment and executable make it, and
+// Lustre before it escaped job_ids printed them raw: a job_id holding a
+// line break carries on over the next lines, which then read as lines of
+// the entry, or as an entry of its own ("x\n- job_id: fake:666:n66" made
+// the identity fake:666:n66 with the entry's bytes). Lustre prints
+// snapshot_time right after the job_id line, then start_time and
+// elapsed_time (from 2.14), then the operations; anything else before the
+// first operation (an empty line, a stray line, another key, a time key
+// again or out of order) is the job_id's own text, and so is an entry
+// with no line but its job_id followed by another (joinContinued). Such a
+// job_id gets a line break (taint): no format matches it, and its entry
+// counts under "_untrusted", never as an identity its text spells.
+
+// taint marks the entry's job_id as holding a line break.
+func (p *JobStatsParser) taint() {
+	if !p.tainted {
+		p.tainted = true
+		p.job.JobID = append(p.job.JobID, '\n')
+	}
+}
+
+// beforeOps reports whether the entry's operations have not started: the
+// lines read until then must be Lustre's time keys, in order.
+func (p *JobStatsParser) beforeOps() bool { return p.open && !p.inOps }
 
 // Line implements SectionParser.
 func (p *JobStatsParser) Line(line []byte) {
@@ -114,6 +153,9 @@ func (p *JobStatsParser) Line(line []byte) {
 	}
 	rest := trimLeft(line)
 	if len(rest) == 0 {
+		if p.beforeOps() {
+			p.taint()
+		}
 		return
 	}
 	if rest[0] == '-' {
@@ -125,11 +167,15 @@ func (p *JobStatsParser) Line(line []byte) {
 		}
 		p.flush()
 		p.open = true
-		p.job.JobID = append(p.job.JobID[:0], unquote(value)...)
+		p.job.JobID = appendJobID(p.job.JobID[:0], value)
 		return
 	}
 	key, value, ok := splitKey(rest)
 	if !ok {
+		if p.beforeOps() {
+			p.taint() // the job_id's own text
+			return
+		}
 		p.stray()
 		return
 	}
@@ -138,6 +184,11 @@ func (p *JobStatsParser) Line(line []byte) {
 			p.stray()
 		}
 		return
+	}
+	if p.beforeOps() {
+		p.checkHead(key, value)
+	} else if isTimeKey(key) {
+		p.taint() // Lustre prints them before the operations
 	}
 	switch string(key) {
 	case "snapshot_time":
@@ -198,9 +249,46 @@ func (p *JobStatsParser) nextOp(line []byte) bool {
 	return true
 }
 
+// checkHead taints the job_id when a line before the first operation is
+// not the next of Lustre's time keys: the job_id's own text.
+func (p *JobStatsParser) checkHead(key, value []byte) {
+	var bit, need, never uint8
+	switch string(key) {
+	case "snapshot_time":
+		bit, never = headSnapshot, headSnapshot|headStart|headElapsed
+	case "start_time":
+		bit, need, never = headStart, headSnapshot, headStart|headElapsed
+	case "elapsed_time":
+		bit, need, never = headElapsed, headSnapshot, headElapsed
+	default:
+		if len(value) > 0 && value[0] == '{' {
+			// The first operation. Lustre's time keys come before it
+			// (a time key after one taints, in Line).
+			p.inOps = true
+		} else if p.head&headSnapshot == 0 {
+			// A key from a newer Lustre comes after snapshot_time.
+			p.taint()
+		}
+		return
+	}
+	if p.head&need != need || p.head&never != 0 {
+		p.taint()
+	}
+	p.head |= bit
+}
+
+func isTimeKey(key []byte) bool {
+	switch string(key) {
+	case "snapshot_time", "start_time", "elapsed_time":
+		return true
+	}
+	return false
+}
+
 // addOp adds the operation name of value to the entry, or counts its line
 // malformed.
 func (p *JobStatsParser) addOp(name string, value []byte) {
+	p.inOps = true
 	i := len(p.job.Ops)
 	p.job.Ops = append(p.job.Ops, OpStat{})
 	if !p.parseValue(&p.job.Ops[i], name, value) {
@@ -262,7 +350,7 @@ func (p *JobStatsParser) flush() {
 	}
 	p.stats.Jobs++
 	p.h.Job(&p.job)
-	p.open = false
+	p.open, p.head, p.inOps, p.tainted = false, 0, false, false
 	p.job.JobID = p.job.JobID[:0]
 	p.job.Ops = p.job.Ops[:0]
 	p.job.SnapshotTime, p.job.StartTime, p.job.Malformed = 0, 0, 0
@@ -300,6 +388,43 @@ func unquote(b []byte) []byte {
 		return b[1 : n-1]
 	}
 	return b
+}
+
+// appendJobID appends the job_id of a "- job_id:" line's value to dst:
+// without its quotes, and with the "\xHH" escapes of a quoted one decoded,
+// as Lustre 2.15 and later write every byte of a job_id that is not a
+// letter, a digit or one of ".@-_:/" (a line break among them).
+func appendJobID(dst, value []byte) []byte {
+	quoted := len(value) >= 2 && value[0] == '"' && value[len(value)-1] == '"'
+	id := unquote(value)
+	if !quoted || bytes.IndexByte(id, '\\') < 0 {
+		return append(dst, id...)
+	}
+	for i := 0; i < len(id); i++ {
+		if id[i] == '\\' && i+3 < len(id) && id[i+1] == 'x' {
+			if hi, ok := unhex(id[i+2]); ok {
+				if lo, ok := unhex(id[i+3]); ok {
+					dst = append(dst, hi<<4|lo)
+					i += 3
+					continue
+				}
+			}
+		}
+		dst = append(dst, id[i])
+	}
+	return dst
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // parseSeconds reads "1461772761" or "1723114647.887515895 secs.nsecs" (or
@@ -649,4 +774,72 @@ func internOp(b []byte) string {
 	s := string(b)
 	extraOps[s] = s
 	return s
+}
+
+// joinContinued returns h behind a handler that joins an entry with no
+// line but its job_id (and time keys) to the entry after it: a job_id that
+// held a line break followed by "- job_id: …" (Lustre before 2.15 printed
+// job_ids raw). The joined entry has the next entry's lines and a job_id
+// with a line break, so that the text after the break never becomes an
+// identity of its own. It sees the entries in order whatever parsed them,
+// so that an entry and the one after it may be cut into two chunks
+// (ConcurrentJobStatsParser).
+func joinContinued(h JobStatsHandler) JobStatsHandler {
+	if j, ok := h.(*continued); ok {
+		return j
+	}
+	return &continued{h: h}
+}
+
+type continued struct {
+	h JobStatsHandler
+	// held is the job_id of an entry with no operation, waiting for the
+	// entry after it; joined counts the entries joined to another.
+	held    []byte
+	holding bool
+	joined  int
+	js      JobStat
+}
+
+// maxJoinedID bounds a joined job_id: Lustre's are at most 32 bytes.
+const maxJoinedID = 1024
+
+func (c *continued) Job(js *JobStat) {
+	if !c.holding && (len(js.Ops) > 0 || js.Malformed > 0) {
+		c.h.Job(js) // nearly every entry
+		return
+	}
+	if c.holding {
+		c.joined++
+		if len(c.held) < maxJoinedID {
+			c.held = append(append(c.held, '\n'), js.JobID[:min(len(js.JobID), maxJoinedID)]...)
+		}
+		if len(js.Ops) == 0 && js.Malformed == 0 {
+			return // its text goes on
+		}
+		c.js = *js
+		c.js.JobID = c.held
+		c.holding = false
+		c.h.Job(&c.js)
+		c.js = JobStat{}
+		return
+	}
+	c.held = append(c.held[:0], js.JobID...)
+	c.holding = true
+}
+
+func (c *continued) End(complete bool, stats SectionStats) {
+	if c.holding && complete {
+		// The section's last entry has no operation: its job_id's text
+		// ends the section.
+		c.js = JobStat{JobID: append(c.held, '\n')}
+		c.h.Job(&c.js)
+		c.js = JobStat{}
+	} else if c.holding {
+		stats.Stray++ // cut short: what it went on with is unknown
+	}
+	c.holding = false
+	stats.Jobs -= c.joined
+	c.joined = 0
+	c.h.End(complete, stats)
 }

@@ -70,7 +70,7 @@ func NewConcurrentJobStatsParser(h JobStatsHandler) *ConcurrentJobStatsParser {
 const minChunksAhead = 8
 
 func newConcurrentJobStatsParser(h JobStatsHandler, chunkSize, ahead int) *ConcurrentJobStatsParser {
-	return &ConcurrentJobStatsParser{h: h, chunkSize: chunkSize, ahead: max(ahead, 1)}
+	return &ConcurrentJobStatsParser{h: joinContinued(h), chunkSize: chunkSize, ahead: max(ahead, 1)}
 }
 
 // Line implements SectionParser.

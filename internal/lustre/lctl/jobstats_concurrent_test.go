@@ -108,6 +108,8 @@ func TestConcurrentJobStatsSameAsSequential(t *testing.T) {
 func FuzzConcurrentJobStats(f *testing.F) {
 	addSeeds(f)
 	f.Add([]byte("job_stats:\n- job_id: a\n  x: { samples: 1 }\n- junk\n- job_id: b\n  read_bytes: { samples: 2, unit: bytes, sum: 3 }\n\x00"))
+	// Job_ids holding line breaks (TestJobIDWithLineBreak).
+	f.Add([]byte("job_stats:\n- job_id: x\n- job_id: f:6:n\n:1:n\n  snapshot_time: 1\n  x: { samples: 1 }\n- job_id: y\n\n  snapshot_time: 2\n  start_time: 1\n  start_time: 1\n  x: { samples: 1 }\n- job_id: z\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		want := trace(data, 0)
 		for _, size := range []int{1, 1 + len(data)/5} {
