@@ -76,10 +76,13 @@ func TestDarshanJobSeries(t *testing.T) {
 	if len(snap.Jobs) < 5 {
 		t.Fatalf("%d jobs", len(snap.Jobs))
 	}
-	sum, insights, records := 0, 0, 0
+	sum, insights, records, without := 0, 0, 0, 0
 	for _, v := range snap.Jobs {
 		n := darshanJobSeries(v)
 		sum += n
+		bare := *v
+		bare.Records = nil
+		without += darshanJobSeries(&bare)
 		insights += len(v.Insights)
 		records += len(v.Records)
 		if id := identityLabels(v); got[id] != n {
@@ -92,7 +95,8 @@ func TestDarshanJobSeries(t *testing.T) {
 	if got := value(t, text, "darshan_retained_series"); got != float64(sum) || snap.JobSeries != sum {
 		t.Errorf("darshan_retained_series %g, snapshot %d, the jobs' sum %d", got, snap.JobSeries, sum)
 	}
-	t.Logf("%d jobs, %d per-job series (%.1f per job), %d insights, %d records", len(snap.Jobs), sum, float64(sum)/float64(len(snap.Jobs)), insights, records)
+	t.Logf("%d jobs, %d per-job series (%.1f per job; %.1f without their %d records), %d insights", len(snap.Jobs), sum,
+		float64(sum)/float64(len(snap.Jobs)), float64(without)/float64(len(snap.Jobs)), records, insights)
 }
 
 // manyLayers returns a valid log whose HEATMAP records name n layers
