@@ -22,7 +22,7 @@ type stats struct {
 	// shares are what the byte totals hold of the version of each log
 	// counted last, by path, while it was modified within the retention
 	// window (prune).
-	shares map[string]*logShare
+	shares map[string]logShare
 }
 
 // logShare is what the byte totals hold of one version of a log.
@@ -38,7 +38,7 @@ type moduleBytes struct {
 
 func newStats() stats {
 	return stats{nFailed: map[string]uint64{}, readBytes: map[string]float64{}, writeBytes: map[string]float64{},
-		readRetracted: map[string]float64{}, writeRetracted: map[string]float64{}, shares: map[string]*logShare{}}
+		readRetracted: map[string]float64{}, writeRetracted: map[string]float64{}, shares: map[string]logShare{}}
 }
 
 // processed counts a version of the log at path, read successfully, and
@@ -63,10 +63,7 @@ func (st *stats) processed(path string, s *signals.Summary, mtime time.Time, cou
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.nProcessed++
-	var before []moduleBytes
-	if sh := st.shares[path]; sh != nil {
-		before = sh.modules
-	}
+	before := st.shares[path].modules
 	for _, m := range now {
 		was := findModule(before, m.module)
 		st.apply(st.readBytes, st.readRetracted, m.module, m.read-was.read)
@@ -78,7 +75,7 @@ func (st *stats) processed(path string, s *signals.Summary, mtime time.Time, cou
 			st.apply(st.writeBytes, st.writeRetracted, m.module, -m.written)
 		}
 	}
-	st.shares[path] = &logShare{mtime: mtime, modules: now}
+	st.shares[path] = logShare{mtime: mtime, modules: now}
 }
 
 // apply adds a growth d to total[module], a shrink to retracted[module].
