@@ -66,13 +66,13 @@ func (st *stats) processed(path string, s *signals.Summary, mtime time.Time, cou
 	before := st.shares[path].modules
 	for _, m := range now {
 		was := findModule(before, m.module)
-		st.apply(st.readBytes, st.readRetracted, m.module, m.read-was.read)
-		st.apply(st.writeBytes, st.writeRetracted, m.module, m.written-was.written)
+		apply(st.readBytes, st.readRetracted, m.module, m.read-was.read)
+		apply(st.writeBytes, st.writeRetracted, m.module, m.written-was.written)
 	}
 	for _, m := range before {
 		if findModule(now, m.module).module == "" {
-			st.apply(st.readBytes, st.readRetracted, m.module, -m.read)
-			st.apply(st.writeBytes, st.writeRetracted, m.module, -m.written)
+			apply(st.readBytes, st.readRetracted, m.module, -m.read)
+			apply(st.writeBytes, st.writeRetracted, m.module, -m.written)
 		}
 	}
 	st.shares[path] = logShare{mtime: mtime, modules: now}
@@ -81,7 +81,7 @@ func (st *stats) processed(path string, s *signals.Summary, mtime time.Time, cou
 // apply adds a growth d to total[module], a shrink to retracted[module].
 // A module's total exists from its first log on, at 0 if need be (its
 // retracted bytes are exported beside it).
-func (st *stats) apply(total, retracted map[string]float64, module string, d float64) {
+func apply(total, retracted map[string]float64, module string, d float64) {
 	total[module] += max(d, 0)
 	if d < 0 {
 		retracted[module] -= d
