@@ -41,6 +41,8 @@ var (
 	darshanWorkers        = 2
 	darshanRetention      = 24 * time.Hour
 	darshanMaxJobs        = 10000
+	darshanMaxJobsPerUser = 1000
+	darshanMaxSeries      = 600000
 	darshanExeLabel       = true
 	darshanRecords        = false
 	darshanMaxRecords     = 10
@@ -65,8 +67,12 @@ func init() {
 			Default(strconv.Itoa(darshanWorkers)).IntVar(&darshanWorkers)
 		a.Flag("darshan.retention", "How long a job's series stay after its log's end time.").
 			Default(darshanRetention.String()).DurationVar(&darshanRetention)
-		a.Flag("darshan.max-jobs", "Most jobs exported; past it the jobs that ended first are dropped (darshan_jobs_dropped_total). 0: no limit.").
+		a.Flag("darshan.max-jobs", "Most jobs exported; past it the user holding the most loses its job that ended first (darshan_jobs_dropped_total{reason=\"max_jobs\"}). 0: no limit.").
 			Default(strconv.Itoa(darshanMaxJobs)).IntVar(&darshanMaxJobs)
+		a.Flag("darshan.max-jobs-per-user", "Most jobs exported per user (the uid in the logs' headers); past it that user's job that ended first is dropped, never another user's (darshan_user_jobs_dropped_total). 0: no limit.").
+			Default(strconv.Itoa(darshanMaxJobsPerUser)).IntVar(&darshanMaxJobsPerUser)
+		a.Flag("darshan.max-series", "Most series of the per-job families (darshan_job_*, darshan_record_*); past it, at a scrape, the user whose jobs cost the most series loses its job that ended first (darshan_jobs_dropped_total{reason=\"max_series\"}). 0: no limit.").
+			Default(strconv.Itoa(darshanMaxSeries)).IntVar(&darshanMaxSeries)
 		a.Flag("darshan.exe-label", "Label Darshan jobs with exe, the executable's base name (never its path or arguments).").
 			Default("true").BoolVar(&darshanExeLabel)
 		a.Flag("darshan.records", "Also export the record-level signals (per file: module, rank and record id labels, never the path).").
@@ -127,7 +133,8 @@ func newDarshanCollector(env Env) (Collector, error) {
 	}
 	s, err := logwatch.Start(logwatch.Config{
 		Dirs: darshanDirs, RescanInterval: darshanRescan, Workers: darshanWorkers,
-		Retention: darshanRetention, MaxJobs: darshanMaxJobs, ExeLabel: darshanExeLabel,
+		Retention: darshanRetention, MaxJobs: darshanMaxJobs, MaxJobsPerUser: darshanMaxJobsPerUser,
+		MaxSeries: darshanMaxSeries, SeriesOf: darshanJobSeries, ExeLabel: darshanExeLabel,
 		MaxRecords: maxRecords, NoInotify: darshanNoInotify, Insights: insightsCfg,
 		MemoryBudget: budget, StateDir: darshanStateDir,
 		Now: env.Now, Logger: env.Logger,
@@ -155,10 +162,22 @@ var (
 		[]string{"module"}, nil)
 	darshanWriteBytesDesc = prometheus.NewDesc("darshan_write_bytes_total",
 		"Bytes written according to the Darshan logs read, by module.", []string{"module"}, nil)
+	darshanReadRetractedDesc = prometheus.NewDesc("darshan_read_bytes_retracted_total",
+		"Bytes read that new versions of Darshan logs no longer report (a log rewritten with less, or by a copy of a log read elsewhere), by module: darshan_read_bytes_total counts what each version adds over the version before, never less, and less this is the bytes of the latest version of every log read.",
+		[]string{"module"}, nil)
+	darshanWriteRetractedDesc = prometheus.NewDesc("darshan_write_bytes_retracted_total",
+		"Bytes written that new versions of Darshan logs no longer report, by module (see darshan_read_bytes_retracted_total).",
+		[]string{"module"}, nil)
 	darshanExpiredDesc = prometheus.NewDesc("darshan_logs_expired_total",
 		"Darshan logs whose series were removed because their end time left the retention window (or that ended before it when found: read, or not opened because modified before it).", nil, nil)
 	darshanDroppedDesc = prometheus.NewDesc("darshan_jobs_dropped_total",
-		"Jobs dropped, those that ended first, to stay within --darshan.max-jobs.", nil, nil)
+		"Jobs dropped to stay within the sidecar's bounds, each time the job that ended first of the user holding the most, by reason: user_share (its user held more than --darshan.max-jobs-per-user), max_jobs (--darshan.max-jobs), max_series (--darshan.max-series).",
+		[]string{"reason"}, nil)
+	darshanUserDroppedDesc = prometheus.NewDesc("darshan_user_jobs_dropped_total",
+		"Jobs of the user (the uid in the logs' headers) dropped to stay within the sidecar's bounds (darshan_jobs_dropped_total), since the user began to hold jobs; only for the users holding jobs that lost some.",
+		[]string{"uid"}, nil)
+	darshanJobSeriesDesc = prometheus.NewDesc("darshan_retained_series",
+		"Series of the per-job families (darshan_job_*, darshan_record_*) in this scrape, at most --darshan.max-series.", nil, nil)
 	darshanDuplicatesDesc = prometheus.NewDesc("darshan_logs_duplicate_total",
 		"Darshan logs left out because they are copies of a log already read.", nil, nil)
 	darshanWaitingDesc = prometheus.NewDesc("darshan_logs_waiting",
@@ -202,8 +221,21 @@ func (c *darshanCollector) Update(s *Scrape, ch chan<- prometheus.Metric) error 
 	for m, v := range snap.WriteBytes {
 		counter(darshanWriteBytesDesc, v, m)
 	}
+	// Beside each module's totals, at 0 until a log shrinks.
+	for m := range snap.ReadBytes {
+		counter(darshanReadRetractedDesc, snap.ReadRetracted[m], m)
+	}
+	for m := range snap.WriteBytes {
+		counter(darshanWriteRetractedDesc, snap.WriteRetracted[m], m)
+	}
 	counter(darshanExpiredDesc, float64(snap.Expired))
-	counter(darshanDroppedDesc, float64(snap.Dropped))
+	for _, r := range logwatch.DropReasons {
+		counter(darshanDroppedDesc, float64(snap.Dropped[r]), r)
+	}
+	for uid, n := range snap.UserDropped {
+		counter(darshanUserDroppedDesc, float64(n), uid)
+	}
+	gauge(darshanJobSeriesDesc, float64(snap.JobSeries))
 	counter(darshanDuplicatesDesc, float64(snap.Duplicates))
 	for _, r := range []string{logwatch.WaitingQueued, logwatch.WaitingPartial, logwatch.WaitingIncomplete} {
 		gauge(darshanWaitingDesc, float64(snap.Waiting[r]), r)

@@ -42,13 +42,17 @@ func BenchmarkDarshanScrape10kJobs(b *testing.B) {
 	}
 	for _, records := range []bool{false, true} {
 		b.Run(fmt.Sprintf("records=%v", records), func(b *testing.B) {
-			saved := []any{darshanDirs, darshanRecords, darshanNoInotify, darshanRescan, darshanSidecarStarted}
+			saved := []any{darshanDirs, darshanRecords, darshanNoInotify, darshanRescan, darshanSidecarStarted, darshanMaxSeries}
 			defer func() {
 				darshanDirs, darshanRecords, darshanNoInotify = saved[0].([]string), saved[1].(bool), saved[2].(bool)
 				darshanRescan, darshanSidecarStarted = saved[3].(time.Duration), saved[4].(func(*logwatch.Sidecar))
+				darshanMaxSeries = saved[5].(int)
 			}()
 			var sc *logwatch.Sidecar
 			darshanDirs, darshanRecords, darshanNoInotify, darshanRescan = []string{dir}, records, true, time.Hour
+			// Every job, whatever they cost: with records they are over the
+			// default --darshan.max-series.
+			darshanMaxSeries = 0
 			darshanSidecarStarted = func(s *logwatch.Sidecar) { sc = s }
 			c, err := newDarshanCollector(Env{Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {

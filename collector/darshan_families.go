@@ -304,33 +304,101 @@ func darshanJobFamilies(jobs []*logwatch.JobView, records, insights bool) []expo
 	if !records {
 		return fams
 	}
-	bytesRead := func(r *logwatch.RecordView) (signals.Value, float64) { return signals.Value{V: r.BytesRead}, 1 }
-	bytesWritten := func(r *logwatch.RecordView) (signals.Value, float64) { return signals.Value{V: r.BytesWritten}, 1 }
-	return append(fams,
-		recordFamily(jobs, "darshan_record_read_bytes", "Bytes read in the record (one file, module and rank; rank -1 is a shared file).", bytesRead),
-		recordFamily(jobs, "darshan_record_write_bytes", "Bytes written in the record.", bytesWritten),
-		recordFamily(jobs, "darshan_record_read_bandwidth_bytes_per_second", "Bytes read in the record per second of read time (SIGNAL_READ_BW, in bytes/s).", record(signals.ReadBW, mib)),
-		recordFamily(jobs, "darshan_record_write_bandwidth_bytes_per_second", "Bytes written in the record per second of write time (SIGNAL_WRITE_BW, in bytes/s).", record(signals.WriteBW, mib)),
-		recordFamily(jobs, "darshan_record_read_operations_per_second", "Reads of the record per second of read time (SIGNAL_READ_IOPS).", record(signals.ReadIOPS, 1)),
-		recordFamily(jobs, "darshan_record_write_operations_per_second", "Writes of the record per second of write time (SIGNAL_WRITE_IOPS).", record(signals.WriteIOPS, 1)),
-		recordFamily(jobs, "darshan_record_average_read_size_bytes", "Average read size of the record (SIGNAL_AVG_READ_SIZE).", record(signals.AvgReadSize, 1)),
-		recordFamily(jobs, "darshan_record_average_write_size_bytes", "Average write size of the record (SIGNAL_AVG_WRITE_SIZE).", record(signals.AvgWriteSize, 1)),
-		recordFamily(jobs, "darshan_record_posix_sequential_read_ratio", "Share of the POSIX record's reads at increasing offsets.", record(signals.SeqReadRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_sequential_write_ratio", "Share of the POSIX record's writes at increasing offsets.", record(signals.SeqWriteRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_consecutive_read_ratio", "Share of the POSIX record's reads exactly adjacent to the previous one.", record(signals.ConsecReadRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_consecutive_write_ratio", "Share of the POSIX record's writes exactly adjacent to the previous one.", record(signals.ConsecWriteRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_sequential_ratio", "Share of the POSIX record's reads and writes at increasing offsets.", record(signals.SeqRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_consecutive_ratio", "Share of the POSIX record's reads and writes exactly adjacent to the previous one.", record(signals.ConsecRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_metadata_operations", "Opens, stats, seeks, fsyncs and fdatasyncs of the POSIX record.", record(signals.MetaOps, 1)),
-		recordFamily(jobs, "darshan_record_posix_metadata_operations_per_access", "Metadata operations per read or write of the POSIX record.", record(signals.MetaIntensity, 1)),
-		recordFamily(jobs, "darshan_record_posix_metadata_time_ratio", "Share of the POSIX record's time spent in metadata.", record(signals.MetaFraction, 1)),
-		recordFamily(jobs, "darshan_record_posix_unaligned_read_ratio", "Unaligned accesses per read of the POSIX record (may exceed 1).", record(signals.UnalignedReadRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_unaligned_write_ratio", "Unaligned accesses per write of the POSIX record (may exceed 1).", record(signals.UnalignedWriteRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_small_read_ratio", "Share of the POSIX record's reads under 1 MiB.", record(signals.SmallReadRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_small_write_ratio", "Share of the POSIX record's writes under 1 MiB.", record(signals.SmallWriteRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_reuse_ratio", "Bytes read over the file's highest offset + 1, a proxy for re-reading (SIGNAL_REUSE_PROXY).", record(signals.ReuseProxy, 1)),
-		recordFamily(jobs, "darshan_record_posix_rank_imbalance_ratio", "Bytes of the slowest over the fastest rank of a shared POSIX file.", record(signals.RankImbalanceRatio, 1)),
-		recordFamily(jobs, "darshan_record_posix_rank_bytes_variance", "Variance of the bytes moved by each rank of a shared POSIX file, in bytes squared (SIGNAL_BW_VARIANCE_PROXY).", record(signals.BWVarianceProxy, 1)),
-		recordFamily(jobs, "darshan_record_posix_shared", "1 when the POSIX record is of a file shared by all ranks (rank -1), else 0.", record(signals.IsShared, 1)),
-	)
+	for _, f := range darshanRecordFamilies {
+		pick := record(f.signal, f.scale)
+		switch f.bytes {
+		case ofBytesRead:
+			pick = func(r *logwatch.RecordView) (signals.Value, float64) { return signals.Value{V: r.BytesRead}, 1 }
+		case ofBytesWritten:
+			pick = func(r *logwatch.RecordView) (signals.Value, float64) { return signals.Value{V: r.BytesWritten}, 1 }
+		}
+		fams = append(fams, recordFamily(jobs, f.name, f.help, pick))
+	}
+	return fams
+}
+
+// The record families of bytes, which every record has, beside those of
+// signals.
+const (
+	ofSignal = iota
+	ofBytesRead
+	ofBytesWritten
+)
+
+// darshanRecordFamilies are the record families (--darshan.records): one
+// sample per record of a job whose signal is not NA.
+var darshanRecordFamilies = []struct {
+	name, help string
+	signal     signals.Signal
+	scale      float64
+	bytes      int // ofSignal, or which bytes
+}{
+	{"darshan_record_read_bytes", "Bytes read in the record (one file, module and rank; rank -1 is a shared file).", 0, 1, ofBytesRead},
+	{"darshan_record_write_bytes", "Bytes written in the record.", 0, 1, ofBytesWritten},
+	{"darshan_record_read_bandwidth_bytes_per_second", "Bytes read in the record per second of read time (SIGNAL_READ_BW, in bytes/s).", signals.ReadBW, mib, ofSignal},
+	{"darshan_record_write_bandwidth_bytes_per_second", "Bytes written in the record per second of write time (SIGNAL_WRITE_BW, in bytes/s).", signals.WriteBW, mib, ofSignal},
+	{"darshan_record_read_operations_per_second", "Reads of the record per second of read time (SIGNAL_READ_IOPS).", signals.ReadIOPS, 1, ofSignal},
+	{"darshan_record_write_operations_per_second", "Writes of the record per second of write time (SIGNAL_WRITE_IOPS).", signals.WriteIOPS, 1, ofSignal},
+	{"darshan_record_average_read_size_bytes", "Average read size of the record (SIGNAL_AVG_READ_SIZE).", signals.AvgReadSize, 1, ofSignal},
+	{"darshan_record_average_write_size_bytes", "Average write size of the record (SIGNAL_AVG_WRITE_SIZE).", signals.AvgWriteSize, 1, ofSignal},
+	{"darshan_record_posix_sequential_read_ratio", "Share of the POSIX record's reads at increasing offsets.", signals.SeqReadRatio, 1, ofSignal},
+	{"darshan_record_posix_sequential_write_ratio", "Share of the POSIX record's writes at increasing offsets.", signals.SeqWriteRatio, 1, ofSignal},
+	{"darshan_record_posix_consecutive_read_ratio", "Share of the POSIX record's reads exactly adjacent to the previous one.", signals.ConsecReadRatio, 1, ofSignal},
+	{"darshan_record_posix_consecutive_write_ratio", "Share of the POSIX record's writes exactly adjacent to the previous one.", signals.ConsecWriteRatio, 1, ofSignal},
+	{"darshan_record_posix_sequential_ratio", "Share of the POSIX record's reads and writes at increasing offsets.", signals.SeqRatio, 1, ofSignal},
+	{"darshan_record_posix_consecutive_ratio", "Share of the POSIX record's reads and writes exactly adjacent to the previous one.", signals.ConsecRatio, 1, ofSignal},
+	{"darshan_record_posix_metadata_operations", "Opens, stats, seeks, fsyncs and fdatasyncs of the POSIX record.", signals.MetaOps, 1, ofSignal},
+	{"darshan_record_posix_metadata_operations_per_access", "Metadata operations per read or write of the POSIX record.", signals.MetaIntensity, 1, ofSignal},
+	{"darshan_record_posix_metadata_time_ratio", "Share of the POSIX record's time spent in metadata.", signals.MetaFraction, 1, ofSignal},
+	{"darshan_record_posix_unaligned_read_ratio", "Unaligned accesses per read of the POSIX record (may exceed 1).", signals.UnalignedReadRatio, 1, ofSignal},
+	{"darshan_record_posix_unaligned_write_ratio", "Unaligned accesses per write of the POSIX record (may exceed 1).", signals.UnalignedWriteRatio, 1, ofSignal},
+	{"darshan_record_posix_small_read_ratio", "Share of the POSIX record's reads under 1 MiB.", signals.SmallReadRatio, 1, ofSignal},
+	{"darshan_record_posix_small_write_ratio", "Share of the POSIX record's writes under 1 MiB.", signals.SmallWriteRatio, 1, ofSignal},
+	{"darshan_record_posix_reuse_ratio", "Bytes read over the file's highest offset + 1, a proxy for re-reading (SIGNAL_REUSE_PROXY).", signals.ReuseProxy, 1, ofSignal},
+	{"darshan_record_posix_rank_imbalance_ratio", "Bytes of the slowest over the fastest rank of a shared POSIX file.", signals.RankImbalanceRatio, 1, ofSignal},
+	{"darshan_record_posix_rank_bytes_variance", "Variance of the bytes moved by each rank of a shared POSIX file, in bytes squared (SIGNAL_BW_VARIANCE_PROXY).", signals.BWVarianceProxy, 1, ofSignal},
+	{"darshan_record_posix_shared", "1 when the POSIX record is of a file shared by all ranks (rank -1), else 0.", signals.IsShared, 1, ofSignal},
+}
+
+// darshanJobSeries is the number of series the per-job families write for
+// job v (the sidecar's series budget, --darshan.max-series): each family
+// of darshanJobFamilies, sample by sample, as they skip NA signals and
+// NaN values. TestDarshanJobSeries holds it to what a scrape writes.
+func darshanJobSeries(v *logwatch.JobView) int {
+	valid := func(xs []signals.Value) (n int) {
+		for _, x := range xs {
+			if x.Valid() {
+				n++
+			}
+		}
+		return n
+	}
+	n := 5 // info, logs, processes, start and end timestamps
+	n += valid(v.Job[:])
+	for i := range v.Modules {
+		n += 2 + valid(v.Modules[i].Values[:]) // bytes read and written, then the signals
+	}
+	n += valid(v.POSIX)
+	for i := range v.Layers {
+		n += 1 + valid(v.Layers[i].Values[:]) // the bin width, then the signals
+	}
+	for i := range v.Insights {
+		in := &v.Insights[i]
+		n++
+		if logwatch.Finite(in.Value) {
+			n++
+		}
+		if logwatch.Finite(in.Threshold) {
+			n++
+		}
+	}
+	for i := range v.Records {
+		r := &v.Records[i]
+		for _, f := range darshanRecordFamilies {
+			if f.bytes != ofSignal || signalOf(r, f.signal).Valid() {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -14,6 +14,7 @@ import (
 	mathrand "math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -361,4 +362,56 @@ func mkdirAll(t *testing.T, dir string) string {
 		t.Fatal(err)
 	}
 	return dir
+}
+
+// The built binary's bounds: one uid's 60 logs, ending after the 12 jobs
+// of three other users, push out that uid's own jobs only
+// (--darshan.max-jobs-per-user), counted per uid and said once; a tree
+// deeper than the bound is counted too_deep and said once.
+func TestEndToEndSidecarFlood(t *testing.T) {
+	t.Parallel()
+	bin := buildExporter(t)
+	dir := t.TempDir()
+	end := time.Now().Add(-3 * time.Hour)
+	put := func(uid, id int64, at time.Time) {
+		data, err := darshantest.Job{JobID: id, UID: uid, Exe: "/bin/app", End: at, Bytes: 100}.Log()
+		if err != nil {
+			t.Fatal(err)
+		}
+		writeAll(t, filepath.Join(dir, "2026", "1", "15", fmt.Sprintf("u%d_app_id%d-1_1-15-1-1_1.darshan", uid, id)), data)
+	}
+	for i := range 12 {
+		put(int64(2000+i%3), int64(100+i), end.Add(time.Duration(i)*time.Minute))
+	}
+	for i := range 60 {
+		put(6666, int64(900+i), end.Add(time.Hour+time.Duration(i)*time.Minute))
+	}
+	deep := dir
+	for i := range 34 {
+		deep = filepath.Join(deep, fmt.Sprintf("d%d", i+1))
+	}
+	mkdirAll(t, deep)
+	e := startExporter(t, bin, "--collector.disable-defaults", "--collector.darshan", "--darshan.dir="+dir,
+		"--darshan.max-jobs-per-user=10", "--darshan.max-jobs=30")
+	text := waitFor(t, e, "every log read", has("darshan_logs_processed_total 72"))
+	for want, n := range map[string]float64{
+		`darshan_jobs_dropped_total{reason="user_share"}`: 50, `darshan_jobs_dropped_total{reason="max_jobs"}`: 0,
+		`darshan_user_jobs_dropped_total{uid="6666"}`: 50, "darshan_retained_jobs": 22, `darshan_dirs_unlisted{reason="too_deep"}`: 1,
+	} {
+		if got := metricValue(text, want); got != n {
+			t.Errorf("%s = %g, want %g", want, got, n)
+		}
+	}
+	for uid := range 3 {
+		if n := len(regexp.MustCompile(fmt.Sprintf(`(?m)^darshan_job_info\{[^}]*uid="%d"`, 2000+uid)).FindAllString(text, -1)); n != 4 {
+			t.Errorf("uid %d keeps %d of its 4 jobs", 2000+uid, n)
+		}
+	}
+	e.Stop()
+	if said := logLines(e, "level=WARN", "uid=6666", "reason=user_share"); len(said) != 1 {
+		t.Errorf("the flooding uid is said %d times, want once:\n%s", len(said), strings.Join(said, "\n"))
+	}
+	if said := logLines(e, "level=WARN", "more than 32 levels"); len(said) != 1 {
+		t.Errorf("the tree too deep is said %d times, want once", len(said))
+	}
 }

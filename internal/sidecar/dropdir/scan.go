@@ -12,9 +12,11 @@ import (
 	"time"
 )
 
-// maxDepth bounds the directories walked below a drop directory, whatever
-// the links: the YYYY/M/D layout of Darshan is three deep.
-const maxDepth = 32
+// MaxDepth bounds the directories walked below a drop directory, whatever
+// the links: the YYYY/M/D layout of Darshan is three deep, a DaYu run one.
+// A directory deeper (a drop directory is 0, its sub-directories 1) is
+// not listed: counted in Stats.Unlisted as UnlistedTooDeep and said once.
+const MaxDepth = 32
 
 // scan lists the drop directories, queues new and changed files, forgets
 // files that vanished, retries files being written and lets old ones go,
@@ -183,7 +185,14 @@ func (w *Watcher) walk(root, dir string, fi os.FileInfo, depth int, now time.Tim
 		}
 		if info.IsDir() {
 			leaf = false
-			if (w.cfg.FileDepth <= 0 || depth+1 < w.cfg.FileDepth) && depth+1 <= maxDepth {
+			switch {
+			case w.cfg.FileDepth > 0 && depth+1 >= w.cfg.FileDepth:
+				// Holds no file the user wants: not listed, by design.
+			case depth+1 > MaxDepth:
+				if id, ok := idOf(info); !ok || !visited[id] {
+					w.noteUnlisted(path, UnlistedTooDeep, nil, gen)
+				}
+			default:
 				w.walk(root, path, info, depth+1, now, gen, listed, visited)
 			}
 			continue
@@ -280,7 +289,9 @@ func List(dir string, fileDepth int, wanted func(name string) bool) ([]string, e
 			}
 			switch {
 			case info.IsDir():
-				if (fileDepth <= 0 || depth+1 < fileDepth) && depth+1 <= maxDepth {
+				// Deeper than MaxDepth: left out, as the Watcher leaves it
+				// (which counts it; a one-off listing has nowhere to).
+				if (fileDepth <= 0 || depth+1 < fileDepth) && depth+1 <= MaxDepth {
 					walk(path, info, depth+1)
 				}
 			case info.Mode().IsRegular() && (fileDepth <= 0 || depth+1 == fileDepth) && (wanted == nil || wanted(e.Name())):

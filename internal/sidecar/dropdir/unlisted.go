@@ -2,6 +2,7 @@ package dropdir
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 )
 
@@ -14,10 +15,14 @@ const (
 	UnlistedSymlinkOwner = "symlink_owner"
 	// UnlistedError: any other error (I/O, too many open files).
 	UnlistedError = "io_error"
+	// UnlistedTooDeep: more than MaxDepth levels below its drop
+	// directory; what it holds is not listed either (counted once, at
+	// the first level too deep).
+	UnlistedTooDeep = "too_deep"
 )
 
 // UnlistedReasons lists every reason, for exporting them at 0.
-var UnlistedReasons = []string{UnlistedPermission, UnlistedSymlinkOwner, UnlistedError}
+var UnlistedReasons = []string{UnlistedPermission, UnlistedSymlinkOwner, UnlistedError, UnlistedTooDeep}
 
 // unlistedDir is a directory the scans cannot list, as last said.
 type unlistedDir struct {
@@ -49,6 +54,9 @@ func (w *Watcher) noteUnlisted(dir, reason string, err error, gen int) {
 	case UnlistedSymlinkOwner:
 		w.log.Warn("a link to a "+w.what()+" directory is not followed: its owner is neither root nor the owner of the directory it points to",
 			"link", dir)
+	case UnlistedTooDeep:
+		w.log.Warn(fmt.Sprintf("a %s directory is more than %d levels below its drop directory: neither it nor anything under it is listed", w.what(), MaxDepth),
+			"dir", dir)
 	case UnlistedPermission:
 		w.log.Warn("cannot list a "+w.what()+" directory; its files are left out until it can be listed",
 			"dir", dir, "err", err,

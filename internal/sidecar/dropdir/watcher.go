@@ -14,7 +14,8 @@
 //     owns what they point to (see OpenFile); others are refused, counted
 //     and said once. A directory met twice in one scan (a link loop, or
 //     two links to one directory) is listed once.
-//   - A directory that cannot be listed (permission, I/O error) is said
+//   - A directory that cannot be listed (permission, I/O error), or that
+//     is more than MaxDepth levels below its drop directory, is said
 //     once, and again only when that changes, and counted in
 //     Stats.Unlisted at each scan.
 //   - With Config.StateFile, a file version being read when the process
@@ -329,8 +330,9 @@ type Stats struct {
 	// read, sorted.
 	Missing []string
 	// Unlisted counts, by reason (UnlistedPermission, …), the directories
-	// that could not be listed, or links to directories not followed, at
-	// the last scan.
+	// that could not be listed, links to directories not followed, and
+	// directories too deep (the first level past MaxDepth), at the last
+	// scan.
 	Unlisted map[string]int
 }
 

@@ -2,6 +2,7 @@ package dropdir
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/hpcio/hpcio_exporter/internal/testkit/logtest"
 )
 
 // recorder is a Handler that writes down what it is given. A file whose
@@ -316,5 +319,51 @@ func TestReadPanics(t *testing.T) {
 	sync1(t, w)
 	if h.count(filepath.Join(root, "b.log")) != 1 || h.count(filepath.Join(root, "a.log")) != 1 {
 		t.Errorf("reads %v: the panicking file once, the other once", h.reads)
+	}
+}
+
+// A directory more than MaxDepth levels below its drop directory is not
+// listed: counted too_deep at every scan (the first level past the bound,
+// not each level under it) and said once; the files above it are read.
+func TestTooDeep(t *testing.T) {
+	root := t.TempDir()
+	dir := root
+	var first string // the first level too deep
+	for i := range MaxDepth + 8 {
+		dir = filepath.Join(dir, fmt.Sprintf("d%02d", i+1))
+		if i+1 == MaxDepth+1 {
+			first = dir
+		}
+		if i+1 == 10 || i+1 == MaxDepth {
+			write(t, filepath.Join(dir, "f.log"), "ok")
+		}
+	}
+	write(t, filepath.Join(dir, "deep.log"), "ok")
+	h := newRecorder()
+	var logs logtest.Capture
+	w := start(t, Config{Dirs: []string{root}, NoInotify: true, What: "test", Logger: logs.Logger()}, h)
+	for range 3 {
+		if st := sync1(t, w); st.Unlisted[UnlistedTooDeep] != 1 || len(st.Unlisted) != 1 || st.Files != 2 {
+			t.Errorf("unlisted %v, %d files; want one too_deep, the 2 files above it", st.Unlisted, st.Files)
+		}
+	}
+	if h.count(filepath.Join(dir, "deep.log")) != 0 {
+		t.Error("a file below the depth bound was read")
+	}
+	said := 0
+	for _, r := range logs.Next(t) {
+		if r["level"] == "WARN" && r["dir"] == first {
+			said++
+		}
+	}
+	if said != 1 {
+		t.Errorf("the directory too deep was said %d times in 3 scans, want once", said)
+	}
+	// Gone, it is no longer counted.
+	if err := os.RemoveAll(first); err != nil {
+		t.Fatal(err)
+	}
+	if st := sync1(t, w); len(st.Unlisted) != 0 {
+		t.Errorf("unlisted %v once the deep directories are gone", st.Unlisted)
 	}
 }

@@ -214,7 +214,7 @@ func BenchmarkRetainedJobMemory(b *testing.B) {
 				var before, after runtime.MemStats
 				runtime.GC()
 				runtime.ReadMemStats(&before)
-				st := newStore(100000*time.Hour, 0, records, c.cfg)
+				st := newStore(Config{Retention: 100000 * time.Hour, MaxRecords: records, Insights: c.cfg})
 				now := time.Now()
 				for i := range jobs {
 					l := logs[i%len(logs)]

@@ -80,7 +80,7 @@ func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			// Renamed or removed since it was found.
-			s.store.remove(path)
+			s.Gone(path)
 			return nil, dropdir.Done
 		}
 		return nil, s.fail(path, nil, err)
@@ -104,9 +104,11 @@ func (s *Sidecar) ReadOpen(path string, f *os.File, fi os.FileInfo, err error) (
 	if s.cfg.ExeLabel {
 		id.Exe = exeName(cmdline)
 	}
-	s.stats.processed(sum)
 	now := s.now()
-	switch s.store.add(path, id, sum, totals, cmdline, fi.ModTime(), now) {
+	res := s.store.add(path, id, sum, totals, cmdline, fi.ModTime(), now)
+	// A copy's bytes are counted with the log it copies.
+	s.stats.processed(path, sum, fi.ModTime(), res != duplicate)
+	switch res {
 	case duplicate:
 		s.log.Debug("Darshan log is a copy of one already read", "path", path)
 		s.note(path, func(t *dirTally) { t.duplicates++ })

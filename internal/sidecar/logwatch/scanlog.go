@@ -98,8 +98,10 @@ func (ts *tallies) take() map[string]*dirTally {
 // waiting is the state a report shows, compared with the report before.
 type waiting struct{ queued, partial, incomplete int }
 
-// expire drops the logs whose retention ran out (dropdir's OnScan).
+// expire drops the logs whose retention ran out, and the byte shares of
+// the versions modified before the window (dropdir's OnScan).
 func (s *Sidecar) expire(now time.Time) {
+	s.stats.prune(now.Add(-s.cfg.Retention))
 	for _, path := range s.store.expire(now) {
 		s.tally.note(dropdir.Root(s.cfg.Dirs, path), func(t *dirTally) { t.expired++ })
 	}

@@ -30,9 +30,22 @@ type Config struct {
 	RescanInterval time.Duration // default 30s
 	Workers        int           // logs read at the same time; default 2
 	Retention      time.Duration // after a log's end; default 24h
-	MaxJobs        int           // 0: no limit
-	ExeLabel       bool          // label jobs with the executable's base name
-	MaxRecords     int           // records kept per job; 0: none
+	// MaxJobs bounds the jobs held: past it, the user holding the most
+	// loses its job that ended first. 0: no limit.
+	MaxJobs int
+	// MaxJobsPerUser bounds the jobs of one user (the uid in the logs'
+	// headers): past it, that user's job that ended first is dropped,
+	// never another user's. 0: no limit.
+	MaxJobsPerUser int
+	// MaxSeries bounds the series of the jobs' views as SeriesOf counts
+	// them (the collector's per-job families): past it, when a scrape
+	// asks for the views, the user whose jobs cost the most series loses
+	// its job that ended first, until they fit. 0, or a nil SeriesOf: no
+	// limit.
+	MaxSeries  int
+	SeriesOf   func(*JobView) int
+	ExeLabel   bool // label jobs with the executable's base name
+	MaxRecords int  // records kept per job; 0: none
 	// Settle is how long a log that is still empty, has a zero header or
 	// is truncated is retried as "being written" (counted waiting) before
 	// it counts as failed; default 1m. The runtime writes the header last.
@@ -104,9 +117,7 @@ func Start(cfg Config) (*Sidecar, error) {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Sidecar{cfg: cfg, log: cfg.Logger, now: cfg.Now,
-		store: newStore(cfg.Retention, cfg.MaxJobs, cfg.MaxRecords, cfg.Insights), stats: newStats(), shown: map[string]waiting{}}
-	s.store.log = cfg.Logger
+	s := &Sidecar{cfg: cfg, log: cfg.Logger, now: cfg.Now, store: newStore(cfg), stats: newStats(), shown: map[string]waiting{}}
 	if cfg.MemoryBudget < 0 {
 		return nil, fmt.Errorf("invalid memory budget %d (negative)", cfg.MemoryBudget)
 	}
@@ -139,5 +150,8 @@ func (s *Sidecar) Close() error { return s.watcher.Close() }
 func (s *Sidecar) Sync(ctx context.Context) error { return s.watcher.Sync(ctx) }
 
 // Gone implements dropdir.Handler: a log removed or renamed away leaves
-// its job.
-func (s *Sidecar) Gone(path string) { s.store.remove(path) }
+// its job (and its bytes stay counted).
+func (s *Sidecar) Gone(path string) {
+	s.store.remove(path)
+	s.stats.forget(path)
+}

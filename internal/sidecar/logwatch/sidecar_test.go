@@ -137,8 +137,8 @@ func TestRetentionAndMaxJobs(t *testing.T) {
 	if len(ids) != 2 || ids["101"] == nil || ids["102"] == nil {
 		t.Fatalf("jobs %v: want the 2 that ended last", ids)
 	}
-	if snap.Dropped != 1 || snap.Expired != 1 || snap.Processed != 4 {
-		t.Errorf("dropped %d, expired %d, processed %d", snap.Dropped, snap.Expired, snap.Processed)
+	if snap.Dropped[DropMaxJobs] != 1 || snap.Expired != 1 || snap.Processed != 4 {
+		t.Errorf("dropped %v, expired %d, processed %d", snap.Dropped, snap.Expired, snap.Processed)
 	}
 	// The dropped job's log is not read again.
 	snap = syncNow(t, s)

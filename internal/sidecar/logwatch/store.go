@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -15,12 +16,26 @@ import (
 
 // store holds the summaries of the logs inside the retention window,
 // grouped into jobs by Identity, and the views the collector exports.
+//
+// What it holds is bounded three ways, each time at the cost of the user
+// (the uid of the logs' header) holding the most, never of another: a user
+// over maxJobsPerUser loses its jobs that ended first; past maxJobs, the
+// user holding the most jobs loses its job that ended first (the user of
+// the log that came in when it holds as many as any other); past
+// maxSeries, when a scrape asks for the views, the user whose jobs cost the
+// most series loses its job that ended first. A flood of logs from one
+// user thus pushes out that user's jobs only, and a user holding fewer
+// jobs (series) than another never loses one to it.
 type store struct {
-	retention  time.Duration
-	maxJobs    int
-	maxRecords int
-	insights   *insights.Decider // nil: no insights
-	log        *slog.Logger
+	retention      time.Duration
+	maxJobs        int
+	maxJobsPerUser int
+	maxSeries      int
+	seriesOf       func(*JobView) int // nil: no series counted
+	maxRecords     int
+	insights       *insights.Decider // nil: no insights
+	log            *slog.Logger
+	now            func() time.Time
 
 	mu   sync.Mutex
 	logs map[string]*logEntry // retained and shadowed logs, by path
@@ -29,9 +44,13 @@ type store struct {
 	// log moved within the drop directory stays exported.
 	byPrint map[fingerprint][]*logEntry
 	jobs    map[Identity]*jobEntry
-	sorted  []*JobView // all views sorted by identity; nil when stale
+	users   map[string]*userEntry // the users holding jobs, by uid
+	series  int                   // the series of the jobs' views, as last made
+	sorted  []*JobView            // all views sorted by identity; nil when stale
 
-	expired, droppedJobs, duplicates uint64
+	expired, duplicates uint64
+	dropped             map[string]uint64 // jobs dropped, by DropReasons
+	said                dropLimiter
 	// evalFailed counts the evaluations of a job's insights that panicked:
 	// the view goes without insights (darshan_insights_failed_total).
 	evalFailed uint64
@@ -39,6 +58,45 @@ type store struct {
 	// scratchTotals its Totals: reused from one job to the next (under mu).
 	scratch       []insights.Insight
 	scratchTotals insights.Totals
+}
+
+// Reasons a job is dropped (darshan_jobs_dropped_total{reason}).
+const (
+	// DropUserShare: its user held more than Config.MaxJobsPerUser jobs.
+	DropUserShare = "user_share"
+	// DropMaxJobs: the sidecar held more than Config.MaxJobs jobs, and
+	// its user the most.
+	DropMaxJobs = "max_jobs"
+	// DropMaxSeries: the jobs' series were more than Config.MaxSeries,
+	// and its user's the most.
+	DropMaxSeries = "max_series"
+)
+
+// DropReasons lists every reason a job is dropped, for exporting them at 0.
+var DropReasons = []string{DropUserShare, DropMaxJobs, DropMaxSeries}
+
+// userEntry is the jobs of one uid, while it holds any.
+type userEntry struct {
+	uid    string
+	jobs   map[*jobEntry]struct{}
+	series int // the series of its jobs' views, as last made
+	// dropped counts its jobs dropped since it began to hold jobs
+	// (darshan_user_jobs_dropped_total); said tells that the first was
+	// logged.
+	dropped uint64
+	said    bool
+}
+
+// oldest returns the user's job that ended first (identity order between
+// equal ends).
+func (u *userEntry) oldest() *jobEntry {
+	var o *jobEntry
+	for j := range u.jobs {
+		if o == nil || j.end.Before(o.end) || j.end.Equal(o.end) && j.id.less(o.id) {
+			o = j
+		}
+	}
+	return o
 }
 
 // logEntry is one log read successfully.
@@ -86,15 +144,29 @@ type jobEntry struct {
 	// between two scrapes is evaluated once, not once per log, and the
 	// workers adding logs do not wait for it.
 	view *JobView
+	// series is the number of series its view costs (Config.SeriesOf),
+	// as last made; counted in its user's and the store's.
+	series int
 }
 
-func newStore(retention time.Duration, maxJobs, maxRecords int, cfg *insights.Config) *store {
+// newStore makes the store of a sidecar configured with cfg (Retention,
+// the bounds, MaxRecords, Insights, SeriesOf, Now, Logger).
+func newStore(cfg Config) *store {
 	var d *insights.Decider
-	if cfg != nil {
-		d = insights.NewDecider(*cfg)
+	if cfg.Insights != nil {
+		d = insights.NewDecider(*cfg.Insights)
 	}
-	return &store{retention: retention, maxJobs: maxJobs, maxRecords: maxRecords, insights: d, log: slog.New(slog.DiscardHandler),
-		logs: map[string]*logEntry{}, byPrint: map[fingerprint][]*logEntry{}, jobs: map[Identity]*jobEntry{}}
+	s := &store{retention: cfg.Retention, maxJobs: cfg.MaxJobs, maxJobsPerUser: cfg.MaxJobsPerUser, maxSeries: cfg.MaxSeries,
+		seriesOf: cfg.SeriesOf, maxRecords: cfg.MaxRecords, insights: d, log: cfg.Logger, now: cfg.Now,
+		logs: map[string]*logEntry{}, byPrint: map[fingerprint][]*logEntry{}, jobs: map[Identity]*jobEntry{},
+		users: map[string]*userEntry{}, dropped: map[string]uint64{}}
+	if s.log == nil {
+		s.log = slog.New(slog.DiscardHandler)
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
 }
 
 // retentionClock returns when a log ended, for retention: its end time, or
@@ -114,7 +186,7 @@ const (
 	added addResult = iota
 	duplicate
 	alreadyExpired
-	droppedAtOnce // its job was the oldest past --darshan.max-jobs
+	droppedAtOnce // its job was dropped at once (DropReasons)
 )
 
 // add adds the log at path; a log already held at path is replaced.
@@ -135,7 +207,7 @@ func (s *store) add(path string, id Identity, sum *signals.Summary, totals insig
 		return duplicate
 	}
 	s.activate(e)
-	if s.enforceMaxJobs(); s.logs[path] == nil {
+	if s.enforceJobs(e.id.UID); s.logs[path] == nil {
 		return droppedAtOnce
 	}
 	return added
@@ -148,6 +220,12 @@ func (s *store) activate(e *logEntry) {
 	if j == nil {
 		j = &jobEntry{id: e.id}
 		s.jobs[e.id] = j
+		u := s.users[e.id.UID]
+		if u == nil {
+			u = &userEntry{uid: e.id.UID, jobs: map[*jobEntry]struct{}{}}
+			s.users[e.id.UID] = u
+		}
+		u.jobs[j] = struct{}{}
 	}
 	j.logs = append(j.logs, e)
 	if j.merged == nil {
@@ -254,7 +332,7 @@ func (s *store) deactivate(e *logEntry) {
 	j.logs = slices.DeleteFunc(j.logs, func(c *logEntry) bool { return c == e })
 	s.sorted = nil
 	if len(j.logs) == 0 {
-		delete(s.jobs, e.id)
+		s.deleteJob(j)
 		return
 	}
 	sums := make([]*signals.Summary, len(j.logs))
@@ -321,42 +399,91 @@ func (s *store) expire(now time.Time) (expired []string) {
 	return expired
 }
 
-// enforceMaxJobs drops the jobs that ended first while there are more than
-// maxJobs.
-func (s *store) enforceMaxJobs() {
-	for s.maxJobs > 0 && len(s.jobs) > s.maxJobs {
-		var oldest *jobEntry
-		for _, j := range s.jobs {
-			if oldest == nil || j.end.Before(oldest.end) || j.end.Equal(oldest.end) && j.id.less(oldest.id) {
-				oldest = j
-			}
-		}
-		for _, e := range slices.Clone(oldest.logs) {
-			// The log and its copies go: the files stay known to the
-			// watcher, which does not read them again.
-			for _, c := range s.byPrint[e.print] {
-				delete(s.logs, c.path)
-			}
-			delete(s.byPrint, e.print)
-		}
-		delete(s.jobs, oldest.id)
-		s.sorted = nil
-		s.droppedJobs++
+// deleteJob forgets job j, and its user when it held no other.
+func (s *store) deleteJob(j *jobEntry) {
+	delete(s.jobs, j.id)
+	s.sorted = nil
+	s.series -= j.series
+	u := s.users[j.id.UID]
+	if u == nil {
+		return
+	}
+	delete(u.jobs, j)
+	u.series -= j.series
+	if len(u.jobs) == 0 {
+		delete(s.users, u.uid)
 	}
 }
 
+// enforceJobs holds the jobs within their bounds after a log of uid came
+// in: that user's share first, then the sidecar's.
+func (s *store) enforceJobs(uid string) {
+	if u := s.users[uid]; u != nil {
+		for s.maxJobsPerUser > 0 && len(u.jobs) > s.maxJobsPerUser {
+			s.dropJob(u, DropUserShare)
+		}
+	}
+	for s.maxJobs > 0 && len(s.jobs) > s.maxJobs {
+		s.dropJob(s.heaviest(uid, func(u *userEntry) int { return len(u.jobs) }), DropMaxJobs)
+	}
+}
+
+// enforceSeries holds the series of the jobs' views, all made, within
+// maxSeries.
+func (s *store) enforceSeries() {
+	for s.maxSeries > 0 && s.series > s.maxSeries && len(s.jobs) > 0 {
+		s.dropJob(s.heaviest("", func(u *userEntry) int { return u.series }), DropMaxSeries)
+	}
+}
+
+// heaviest returns the user holding the most by weight: uid's among
+// those holding as much (the user whose log came in loses first to its
+// equals), then the least uid.
+func (s *store) heaviest(uid string, weight func(*userEntry) int) *userEntry {
+	var h *userEntry
+	hw := 0
+	for _, u := range s.users {
+		w := weight(u)
+		if h == nil || w > hw || w == hw && h.uid != uid && (u.uid == uid || u.uid < h.uid) {
+			h, hw = u, w
+		}
+	}
+	return h
+}
+
+// dropJob drops the job of u that ended first, for reason: its logs and
+// their copies go, and the files stay known to the watcher, which does
+// not read them again until they change.
+func (s *store) dropJob(u *userEntry, reason string) {
+	j := u.oldest()
+	for _, e := range j.logs {
+		for _, c := range s.byPrint[e.print] {
+			delete(s.logs, c.path)
+		}
+		delete(s.byPrint, e.print)
+	}
+	s.dropped[reason]++
+	u.dropped++
+	s.sayDropped(u, j, reason)
+	s.deleteJob(j)
+}
+
 // views returns the views of all jobs sorted by identity, making those of
-// the jobs that changed. The slice and the views are not changed
+// the jobs that changed, and the series they cost (Config.SeriesOf) once
+// held within maxSeries. The slice and the views are not changed
 // afterwards: a scrape can write them without a lock.
-func (s *store) views() []*JobView {
+func (s *store) views() ([]*JobView, int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.sorted == nil {
-		out := make([]*JobView, 0, len(s.jobs))
 		for _, j := range s.jobs {
 			if j.view == nil {
-				j.view = s.newView(j)
+				s.makeView(j)
 			}
+		}
+		s.enforceSeries()
+		out := make([]*JobView, 0, len(s.jobs))
+		for _, j := range s.jobs {
 			out = append(out, j.view)
 		}
 		slices.SortFunc(out, func(a, b *JobView) int {
@@ -370,7 +497,21 @@ func (s *store) views() []*JobView {
 		})
 		s.sorted = out
 	}
-	return s.sorted
+	return s.sorted, s.series
+}
+
+// makeView makes the view of job j and counts its series.
+func (s *store) makeView(j *jobEntry) {
+	j.view = s.newView(j)
+	if s.seriesOf == nil {
+		return
+	}
+	d := s.seriesOf(j.view) - j.series
+	j.series += d
+	s.series += d
+	if u := s.users[j.id.UID]; u != nil {
+		u.series += d
+	}
 }
 
 // holdsUnder reports whether a log under the drop directory dir is
@@ -395,4 +536,71 @@ func (s *store) counts() (jobs, logs int) {
 		logs += len(j.logs)
 	}
 	return len(s.jobs), logs
+}
+
+// dropLinesPerMinute bounds the lines that say a user's jobs are dropped:
+// each user is said once while it holds jobs, but uids forged in logs'
+// headers would each be a user.
+const dropLinesPerMinute = 10
+
+// dropLimiter counts the lines said about dropped jobs in the current
+// minute, and the users not said past the bound (said in the next line).
+type dropLimiter struct {
+	minute time.Time
+	lines  int
+	unsaid int
+}
+
+// sayDropped logs that job j of user u is dropped for reason: a WARN the
+// first time for the user (while it holds jobs), within
+// dropLinesPerMinute; DEBUG otherwise. Called with s.mu held.
+func (s *store) sayDropped(u *userEntry, j *jobEntry, reason string) {
+	attrs := []any{"uid", u.uid, "reason", reason, "jobid", j.id.JobID}
+	if u.said {
+		s.log.Debug("Darshan job dropped", attrs...)
+		return
+	}
+	u.said = true
+	if m := s.now().Truncate(time.Minute); !m.Equal(s.said.minute) {
+		s.said.minute, s.said.lines = m, 0
+	}
+	if s.said.lines >= dropLinesPerMinute {
+		s.said.unsaid++
+		s.log.Debug("Darshan job dropped", attrs...)
+		return
+	}
+	s.said.lines++
+	var msg string
+	switch reason {
+	case DropUserShare:
+		msg = "a user holds more Darshan jobs than --darshan.max-jobs-per-user: its jobs that ended first are dropped, no other user's"
+		attrs = append(attrs, "max_jobs_per_user", s.maxJobsPerUser)
+	case DropMaxJobs:
+		msg = "the Darshan sidecar holds --darshan.max-jobs jobs: the user holding the most loses its jobs that ended first"
+		attrs = append(attrs, "jobs", len(u.jobs), "max_jobs", s.maxJobs)
+	default:
+		msg = "the series of the Darshan jobs are over --darshan.max-series: the user whose jobs cost the most loses its jobs that ended first"
+		attrs = append(attrs, "series", u.series, "max_series", s.maxSeries)
+	}
+	attrs = append(attrs, "said", "once while the user holds jobs; darshan_user_jobs_dropped_total counts them")
+	if s.said.unsaid > 0 {
+		attrs = append(attrs, "users_not_said", s.said.unsaid)
+		s.said.unsaid = 0
+	}
+	s.log.Warn(msg, attrs...)
+}
+
+// dropCounts returns the jobs dropped by reason, and by uid for the users
+// holding jobs (as darshan_user_jobs_dropped_total).
+func (s *store) dropCounts() (byReason map[string]uint64, byUser map[string]uint64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	byReason = maps.Clone(s.dropped)
+	byUser = map[string]uint64{}
+	for uid, u := range s.users {
+		if u.dropped > 0 {
+			byUser[uid] = u.dropped
+		}
+	}
+	return byReason, byUser
 }
