@@ -127,7 +127,9 @@ func scrapeOnce(e *exporter, timeout time.Duration) (int, string, error) {
 func TestEndToEndIdleConnectionsUnderFileLimit(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	e := startUnderFileLimit(t, bin, 1024, "--demo")
+	// Every connection comes from this host: the cap per address (224 by
+	// default) raised above the cap, the one under test.
+	e := startUnderFileLimit(t, bin, 1024, "--demo", "--web.max-connections-per-address=1024")
 	scrape := func(timeout time.Duration) (int, string, error) { return scrapeOnce(e, timeout) }
 
 	// 1,100 connections, each having made a request, left open and idle.
