@@ -144,7 +144,7 @@ func waitGuard(t *testing.T, cond func() bool) {
 func TestWebFlagsUsage(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	for _, arg := range []string{"--web.idle-timeout=0s", "--web.idle-timeout=-1s", "--web.max-connections=-1"} {
+	for _, arg := range []string{"--web.idle-timeout=0s", "--web.idle-timeout=-1s", "--web.max-connections=-1", "--web.max-connections-per-address=-1", "--web.max-password-checks=-1"} {
 		_, stderr, status := runBinary(t, bin, arg, "--web.listen-address=127.0.0.1:0")
 		if status != exitUsage || !strings.Contains(stderr, strings.SplitN(strings.TrimPrefix(arg, "--"), "=", 2)[0]) {
 			t.Errorf("%s: status %d, want %d (usage), with the flag named:\n%s", arg, status, exitUsage, stderr)

@@ -422,7 +422,13 @@ func passwordFlood(t *testing.T, withTLS bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	path, clientTLS := writeWebConfig(t, withTLS, map[string]string{testUser: string(hash)})
+	// A second user, whose password nobody sends before the flood.
+	const lateUser, latePassword = "second-prometheus", "another-right-password"
+	lateHash, err := bcrypt.GenerateFromPassword([]byte(latePassword), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path, clientTLS := writeWebConfig(t, withTLS, map[string]string{testUser: string(hash), lateUser: string(lateHash)})
 	scheme := "http"
 	if withTLS {
 		scheme = "https"
@@ -450,6 +456,20 @@ func passwordFlood(t *testing.T, withTLS bool) {
 	var wg sync.WaitGroup
 	done := make(chan []scrapeResult)
 	go func() { done <- prom.every(time.Second, int(duration/time.Second)) }()
+	// A client of the second user, first seen in the second half of the
+	// flood, from its address (this host): its password is checked only
+	// when the address's budget allows (a client of the first user is
+	// served: its password was found right before).
+	late := make(chan []int)
+	go func() {
+		time.Sleep(duration / 2)
+		var codes []int
+		for range 5 {
+			codes = append(codes, newPromScraper(scheme, e.Addr, clientTLS, lateUser, latePassword).scrape().code)
+			time.Sleep(time.Second)
+		}
+		late <- codes
+	}()
 	begin := time.Now()
 	for i := range n {
 		time.Sleep(time.Until(begin.Add(time.Duration(i) * duration / time.Duration(n))))
@@ -473,10 +493,7 @@ func passwordFlood(t *testing.T, withTLS bool) {
 	}
 	during := <-done
 	cpuFlood := procCPU(t, pid) - cpu0
-	// A client with the right password, first seen as the flood ends, from
-	// the flood's address (this host): its password is checked only once
-	// the address's budget allows.
-	late := newPromScraper(scheme, e.Addr, clientTLS, testUser, password).scrape()
+	lateCodes := <-late
 	wg.Wait()
 	cpuAll := waitCPUIdle(t, pid, 150*time.Second) - cpu0
 	duringOK, duringSummary := scrapeSummary(during)
@@ -487,7 +504,7 @@ func passwordFlood(t *testing.T, withTLS bool) {
 	}
 	t.Logf("the wrong passwords' answers: %v; exporter CPU time: %.1f s during the flood, %.1f s until idle again (%v after it began)",
 		outcomes, cpuFlood.Seconds(), cpuAll.Seconds(), time.Since(begin).Round(time.Second))
-	t.Logf("a new client with the right password at the flood's end: %d %v", late.code, late.err)
+	t.Logf("a client of another user, its first scrapes during the flood, from its host: %v", lateCodes)
 	final := prom.scrape()
 	t.Logf("connections closed: %s", closedByReason(final.body))
 	t.Logf("password checks: %s", passwordChecks(final.body))
