@@ -4,9 +4,11 @@ import (
 	"container/list"
 	"context"
 	"crypto/tls"
+	"log"
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -116,11 +118,12 @@ type connRecord struct {
 	quietSince       time.Time
 	idleSince        time.Time
 	// busy: a request of it reached the front handler, and it has not been
-	// idle since; completed: it has been.
-	busy, completed bool
-	closedBy        closeReason
-	counted         bool // in connGuard.byState[state]
-	wasIdle         bool
+	// idle since; completed: it has been; talking: silent, but found to
+	// have sent bytes.
+	busy, completed, talking bool
+	closedBy                 closeReason
+	counted                  bool // in connGuard.byState[state]
+	wasIdle                  bool
 	// served tells that a handler of ours saw a request since the
 	// connection was last active (set by the handler, under the guard's
 	// mutex).
@@ -128,29 +131,62 @@ type connRecord struct {
 }
 
 // quietLists are quiet connections, each list in the order they became
-// quiet (of *connRecord).
+// quiet (of *connRecord): silent ones not known to have sent a byte,
+// silent ones that have (talking: a TLS handshake or a request under way),
+// and idle ones.
 type quietLists struct {
-	silent, idle list.List
+	silent, talking, idle list.List
 }
 
-// victim returns the connection to close to admit rec, just accepted and
-// last in q.silent: the silent one open the longest, else the idle one
-// idle the longest, else rec itself.
-func (q *quietLists) victim(rec *connRecord) *connRecord {
-	if f := q.silent.Front(); f.Value != rec {
+func (q *quietLists) of(rec *connRecord) *list.List {
+	switch {
+	case rec.completed:
+		return &q.idle
+	case rec.talking:
+		return &q.talking
+	}
+	return &q.silent
+}
+
+// scanSilent bounds the silent connections asked for the bytes they
+// received (a getsockopt each) to admit one new connection.
+const scanSilent = 16
+
+// victim returns the connection of q to close to admit rec, just accepted
+// and last in q.silent: the silent one open the longest that has not sent
+// a byte, else the one talking the longest, else the one idle the longest,
+// else rec itself. A client whose new connection sent its TLS handshake or
+// its request at once (Prometheus) is thus not pushed out by connections
+// that send nothing, however fast they come, before its request is
+// complete. Silent connections found to have sent bytes move to the
+// talking list (a connection never unsends them); past scanSilent asked,
+// the oldest silent one goes, sent or not.
+func (g *connGuard) victim(q *quietLists, rec *connRecord) *connRecord {
+	e := q.silent.Front()
+	for range scanSilent {
+		if e == nil || e.Value == rec {
+			break
+		}
+		next := e.Next()
+		c := e.Value.(*connRecord)
+		if n, known := bytesReceived(c.conn); !known || n == 0 {
+			return c
+		}
+		g.dropQuiet(c)
+		c.talking = true
+		g.pushQuiet(c) // still in the order of quietSince: see pushQuiet
+		e = next
+	}
+	if e != nil && e.Value != rec {
+		return e.Value.(*connRecord)
+	}
+	if f := q.talking.Front(); f != nil {
 		return f.Value.(*connRecord)
 	}
 	if f := q.idle.Front(); f != nil {
 		return f.Value.(*connRecord)
 	}
 	return rec
-}
-
-func (q *quietLists) of(rec *connRecord) *list.List {
-	if rec.completed {
-		return &q.idle
-	}
-	return &q.silent
 }
 
 // addrConns are the open connections of one source address.
@@ -183,6 +219,10 @@ type connGuard struct {
 	logged   [numCloseReasons]uint64
 	lastLog  time.Time
 	logTimer *time.Timer
+	// TLS handshakes that failed (net/http's ErrorLog lines), logged with
+	// the closes.
+	handshakeErrors, loggedHandshakes uint64
+	lastHandshake                     string
 
 	frontMu sync.Mutex // installing the front handler
 }
@@ -221,6 +261,7 @@ func (g *connGuard) server(handler http.Handler, gate *authgate.Gate) *http.Serv
 		IdleTimeout:  g.idleTimeout,
 		ConnState:    g.connState,
 		ConnContext:  g.connContext,
+		ErrorLog:     log.New(serverErrors{g}, "", 0),
 	}
 	srv.BaseContext = func(net.Listener) context.Context {
 		g.installFront(srv, gate)
@@ -322,10 +363,10 @@ func (g *connGuard) connState(c net.Conn, state http.ConnState) {
 		var why closeReason
 		switch {
 		case a.open > g.maxPerAddr:
-			victim, why = a.quiet.victim(rec), closedAddressLimit
+			victim, why = g.victim(&a.quiet, rec), closedAddressLimit
 			g.lastLimited = key
 		case g.open > g.max:
-			victim = g.quiet.victim(rec)
+			victim = g.victim(&g.quiet, rec)
 			switch {
 			case victim == rec:
 				why = closedRefused
@@ -386,6 +427,29 @@ func (g *connGuard) connState(c net.Conn, state http.ConnState) {
 	}
 }
 
+// serverErrors is the writer of net/http's ErrorLog (one Write a line).
+// A failed TLS handshake is a line each: a connection closed by the guard
+// before its handshake (at a cap: hundreds of thousands a minute under a
+// flood), a client that hung up or spoke no TLS. They are counted and
+// logged with the closes, at most a line a minute; the rest (accept
+// errors, HTTP/2 errors: few) go to the log as they come.
+type serverErrors struct{ g *connGuard }
+
+func (w serverErrors) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	if strings.HasPrefix(line, "http: TLS handshake error") {
+		g := w.g
+		g.mu.Lock()
+		g.handshakeErrors++
+		g.lastHandshake = line
+		g.scheduleLog()
+		g.mu.Unlock()
+		return len(p), nil
+	}
+	w.g.logger.Warn("HTTP server error", "err", line)
+	return len(p), nil
+}
+
 func isHTTP2(c net.Conn) bool {
 	tc, ok := c.(*tls.Conn)
 	return ok && tc.ConnectionState().NegotiatedProtocol == "h2"
@@ -418,8 +482,10 @@ func (g *connGuard) enter(rec *connRecord) {
 	}
 }
 
-// pushQuiet puts rec last in its quiet lists, silent or idle (quiet since
-// now: the lists stay in the order of quietSince); dropQuiet takes it out.
+// pushQuiet puts rec last in its quiet lists, silent, talking or idle
+// (quiet since now: the lists stay in the order of quietSince; a silent
+// connection moved to talking comes from the front of the silent ones, all
+// older ones gone or moved before it); dropQuiet takes it out.
 func (g *connGuard) pushQuiet(rec *connRecord) {
 	g.dropQuiet(rec)
 	rec.quiet = g.quiet.of(rec).PushBack(rec)
@@ -464,6 +530,12 @@ func (g *connGuard) count(why closeReason) {
 	if why == closedIdleTimeout {
 		return // routine: a scraper that went away
 	}
+	g.scheduleLog()
+}
+
+// scheduleLog logs now if the last line is a minute old, else sets a timer
+// for when it is (the mutex held).
+func (g *connGuard) scheduleLog() {
 	if time.Since(g.lastLog) >= time.Minute {
 		g.logLocked()
 	} else if g.logTimer == nil {
@@ -492,6 +564,11 @@ func (g *connGuard) logLocked() {
 		}
 		g.logged[why] = g.closed[why]
 	}
+	if n := g.handshakeErrors - g.loggedHandshakes; n > 0 {
+		attrs = append(attrs, "tls_handshake_errors", n, "last_tls_handshake_error", g.lastHandshake)
+		g.loggedHandshakes = g.handshakeErrors
+		news = true
+	}
 	if !news {
 		return
 	}
@@ -512,6 +589,9 @@ var (
 	connsMaxPerAddrDesc = prometheus.NewDesc("hpcio_exporter_http_connections_per_address_max",
 		"The cap on the open HTTP connections of one source address (an IPv4 address, an IPv6 /64, the exporter's own host): --web.max-connections-per-address.",
 		nil, nil)
+	handshakeErrorsDesc = prometheus.NewDesc("hpcio_exporter_http_tls_handshake_errors_total",
+		"TLS handshakes that failed: the connection closed by the exporter before its handshake ended (at a cap), by the client, or a client that spoke no TLS or offered nothing acceptable.",
+		nil, nil)
 	connsClosedDesc = prometheus.NewDesc("hpcio_exporter_http_connections_closed_total",
 		"HTTP connections closed by the exporter, by reason: idle_evicted and silent_evicted (idle, or never having completed a request, to admit a new one at the cap), address_limit (one of an address's at its cap), refused (new, at the cap with no other quiet), rejected (request answered by the web config's basic auth, the password checks' bounds or rate limit), write_deadline (scrape response not read by its deadline), idle_timeout (idle for --web.idle-timeout).",
 		[]string{"reason"}, nil)
@@ -522,11 +602,12 @@ func (g *connGuard) Describe(ch chan<- *prometheus.Desc) {
 	ch <- connsMaxDesc
 	ch <- connsMaxPerAddrDesc
 	ch <- connsClosedDesc
+	ch <- handshakeErrorsDesc
 }
 
 func (g *connGuard) Collect(ch chan<- prometheus.Metric) {
 	g.mu.Lock()
-	byState, closed := g.byState, g.closed
+	byState, closed, handshakes := g.byState, g.closed, g.handshakeErrors
 	g.mu.Unlock()
 	for i, name := range []string{"new", "active", "idle"} {
 		ch <- prometheus.MustNewConstMetric(connsDesc, prometheus.GaugeValue, float64(byState[i]), name)
@@ -536,4 +617,5 @@ func (g *connGuard) Collect(ch chan<- prometheus.Metric) {
 	for why := closedIdleEvicted; why < numCloseReasons; why++ {
 		ch <- prometheus.MustNewConstMetric(connsClosedDesc, prometheus.CounterValue, float64(closed[why]), closeReasons[why])
 	}
+	ch <- prometheus.MustNewConstMetric(handshakeErrorsDesc, prometheus.CounterValue, float64(handshakes))
 }

@@ -8,8 +8,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -167,6 +169,11 @@ type fromConn struct {
 
 func (c *fromConn) RemoteAddr() net.Addr { return c.remote }
 
+// SyscallConn is the TCP connection's: the guard asks it what it received.
+func (c *fromConn) SyscallConn() (syscall.RawConn, error) {
+	return c.Conn.(syscall.Conn).SyscallConn()
+}
+
 func (l *fromListener) Accept() (net.Conn, error) {
 	l.entered.Add(1)
 	c, err := l.Listener.Accept()
@@ -278,5 +285,52 @@ func TestConnGuardSilentFirstAndPerAddress(t *testing.T) {
 	}
 	if m, want := closed(), map[string]float64{"address_limit": 1, "silent_evicted": 1, "idle_evicted": 1, "refused": 1}; fmt.Sprint(m) != fmt.Sprint(want) {
 		t.Errorf("closed %v, want %v", m, want)
+	}
+}
+
+// At the cap, a silent connection that has sent bytes (a TLS handshake, a
+// request under way: a scraper that just connected) stays, and a younger
+// one that has sent nothing goes.
+func TestConnGuardTalkingBeforeSilent(t *testing.T) {
+	if _, known := bytesReceived(nil); !known && runtime.GOOS != "linux" {
+		t.Skip("the bytes a connection received are known on Linux only")
+	}
+	g := newConnGuard(2, 3, time.Minute, slog.New(slog.DiscardHandler))
+	srv := g.server(http.NewServeMux(), nil)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(l)
+	t.Cleanup(func() { srv.Close() })
+	dial := func() net.Conn {
+		t.Helper()
+		c, err := net.Dial("tcp", l.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	open := func(c net.Conn) bool {
+		c.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		_, err := c.Read(make([]byte, 1))
+		var ne net.Error
+		return errors.As(err, &ne) && ne.Timeout()
+	}
+	// Its request under way: net/http reports it active only once its
+	// headers are read whole.
+	talking := dial()
+	fmt.Fprint(talking, "GET / HT")
+	waitGuard(t, func() bool { return guardCounts(t, g)["hpcio_exporter_http_connections/new"] == 1 })
+	time.Sleep(100 * time.Millisecond) // its bytes arrived
+	quiet := dial()
+	waitGuard(t, func() bool { return guardCounts(t, g)["hpcio_exporter_http_connections/new"] == 2 })
+	dial()
+	waitGuard(t, func() bool {
+		return guardCounts(t, g)["hpcio_exporter_http_connections_closed_total/silent_evicted"] == 1
+	})
+	if !open(talking) || open(quiet) {
+		t.Errorf("at the cap: the one that sent bytes open %v, the younger one that sent none open %v; want true, false", open(talking), open(quiet))
 	}
 }

@@ -40,7 +40,6 @@ import (
 	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -112,7 +111,8 @@ type Gate struct {
 	key     [32]byte                          // HMAC key of the credentials remembered
 
 	cfgMu   sync.Mutex
-	stamp   fileStamp
+	stamp   os.FileInfo // of the file current was read from
+	readAt  time.Time
 	current *users
 
 	mu       sync.Mutex
@@ -263,12 +263,6 @@ type users struct {
 	headers map[string]string
 }
 
-// fileStamp tells whether the web configuration changed since it was read.
-type fileStamp struct {
-	size, ino   int64
-	mtime, ctim int64
-}
-
 // users returns the web configuration's users, read again when the file
 // changed (exporter-toolkit reads it at each request: a change applies at
 // once); nil when it cannot be read or parsed (the toolkit then answers
@@ -278,15 +272,17 @@ func (g *Gate) users() *users {
 	if err != nil {
 		return nil
 	}
-	stamp := fileStamp{size: fi.Size(), mtime: fi.ModTime().UnixNano()}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		stamp.ino, stamp.ctim = int64(st.Ino), st.Ctim.Nano()
-	}
 	g.cfgMu.Lock()
 	defer g.cfgMu.Unlock()
-	if g.current != nil && stamp == g.stamp {
+	// The file as it was read, and read more than a second after it was
+	// written: a file's times move in steps of a clock tick, so that a
+	// write in the same tick as the one read, of the same size, would
+	// look the same (git's "racily clean" files).
+	if g.current != nil && os.SameFile(fi, g.stamp) && fi.Size() == g.stamp.Size() &&
+		fi.ModTime().Equal(g.stamp.ModTime()) && g.readAt.Sub(fi.ModTime()) > time.Second {
 		return g.current
 	}
+	readAt := time.Now()
 	content, err := os.ReadFile(g.cfg.WebConfigFile)
 	if err != nil {
 		return nil
@@ -295,7 +291,7 @@ func (g *Gate) users() *users {
 	// that the two agree on what the users are.
 	var c web.Config
 	if err := yaml.UnmarshalStrict(content, &c); err != nil {
-		g.current, g.stamp = nil, fileStamp{}
+		g.current, g.stamp = nil, nil
 		return nil
 	}
 	u := &users{hashes: make(map[string][]byte, len(c.Users)), headers: c.HTTPConfig.Header}
@@ -305,7 +301,7 @@ func (g *Gate) users() *users {
 			u.decoy = []byte(hash)
 		}
 	}
-	g.current, g.stamp = u, stamp
+	g.current, g.stamp, g.readAt = u, fi, readAt
 	return u
 }
 
