@@ -44,7 +44,7 @@ func floodBinary(t *testing.T) string {
 func floodFull() bool { return os.Getenv("HPCIO_FLOOD_FULL") == "1" }
 
 // procCPU returns the CPU time (user and system) process pid has used.
-func procCPU(t *testing.T, pid int) time.Duration {
+func procCPU(t testing.TB, pid int) time.Duration {
 	t.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
@@ -621,4 +621,39 @@ func tlsHandshakeErrors(body string) float64 {
 		}
 	}
 	return -1
+}
+
+// The exporter's CPU time per connection of a flood it keeps at bay: 200
+// clients redialling connections that send nothing, against a cap of 64
+// (at the cap of 16 per address, with the defaults: all come from this
+// host), b.N connections in all. HPCIO_BENCH_BINARY=path measures another
+// build (an older commit's: run both in turn, then benchstat).
+func BenchmarkBinaryConnectionFlood(b *testing.B) {
+	bin := os.Getenv("HPCIO_BENCH_BINARY")
+	if bin == "" {
+		bin = buildExporter(b)
+	}
+	e := startExporter(b, bin, append(onlyCollectors(), "--web.max-connections=64")...)
+	pid := e.Cmd.Process.Pid
+	var dials atomic.Int64
+	total := int64(b.N)
+	var wg sync.WaitGroup
+	cpu0 := procCPU(b, pid)
+	b.ResetTimer()
+	for range 200 {
+		wg.Go(func() {
+			buf := make([]byte, 1)
+			for dials.Add(1) <= total {
+				c, err := net.DialTimeout("tcp", e.Addr, 5*time.Second)
+				if err != nil {
+					continue
+				}
+				c.Read(buf) // until the server closes it
+				c.Close()
+			}
+		})
+	}
+	wg.Wait()
+	b.StopTimer()
+	b.ReportMetric(float64(procCPU(b, pid)-cpu0)/float64(time.Microsecond)/float64(b.N), "exporter-cpu-µs/conn")
 }
