@@ -278,7 +278,10 @@ func (g *connGuard) server(handler http.Handler, gate *authgate.Gate) *http.Serv
 // handler every request reaches, whoever serves the server. With several
 // listeners, the toolkit wraps the front of the first in its handler, and a
 // front goes before that one: the inner gate lets through what the outer
-// let through, unchecked.
+// let through, unchecked. (The toolkit's Serve writes the server's handler
+// from each listener's goroutine as the others start serving: with two
+// listeners and a web configuration, a data race of its own at start,
+// which these writes, made the same way, join.)
 func (g *connGuard) installFront(srv *http.Server, gate *authgate.Gate) {
 	g.frontMu.Lock()
 	defer g.frontMu.Unlock()
