@@ -78,7 +78,7 @@ func TestCommandFlags(t *testing.T) {
 
 	server := without(helpFlags(help(t, bin, "serve", "serve")), global)
 	want := []string{"web.listen-address", "web.config.file", "web.systemd-socket", "web.telemetry-path", "web.max-requests",
-		"web.disable-exporter-metrics", "web.openmetrics-created-samples", "web.max-connections", "web.idle-timeout", "demo", "lustre.lctl-path", "lustre.lnetctl-path", "lustre.timeout",
+		"web.disable-exporter-metrics", "web.openmetrics-created-samples", "web.max-connections", "web.max-connections-per-address", "web.max-password-checks", "web.idle-timeout", "demo", "lustre.lctl-path", "lustre.lnetctl-path", "lustre.timeout",
 		"collector.disable-defaults", "darshan.dir", "darshan.max-log-memory", "darshan.state-dir",
 		"darshan.max-jobs", "darshan.max-jobs-per-user", "darshan.max-series", "dayu.dir",
 		"dayu.max-file-size", "dayu.max-workflows", "dayu.max-stages", promslogflag.LevelFlagName, promslogflag.FormatFlagName}

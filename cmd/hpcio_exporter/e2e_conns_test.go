@@ -127,7 +127,9 @@ func scrapeOnce(e *exporter, timeout time.Duration) (int, string, error) {
 func TestEndToEndIdleConnectionsUnderFileLimit(t *testing.T) {
 	t.Parallel()
 	bin := buildExporter(t)
-	e := startUnderFileLimit(t, bin, 1024, "--demo")
+	// Every connection comes from this host: the cap per address (224 by
+	// default) raised above the cap, the one under test.
+	e := startUnderFileLimit(t, bin, 1024, "--demo", "--web.max-connections-per-address=1024")
 	scrape := func(timeout time.Duration) (int, string, error) { return scrapeOnce(e, timeout) }
 
 	// 1,100 connections, each having made a request, left open and idle.
@@ -448,4 +450,101 @@ func selfSignedCert(t testing.TB) (certPEM, keyPEM []byte, pool *x509.CertPool) 
 	pool.AddCert(cert)
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), pool
+}
+
+// Under systemd's socket activation with two sockets, TLS and basic auth,
+// the password checks come before exporter-toolkit's on both sockets (it
+// wraps the server's handler once per listener): wrong passwords from this
+// host share one budget whichever socket they come on, and the right one,
+// checked once, is served on both, over HTTP/1.1 and HTTP/2.
+func TestEndToEndSocketActivationPasswordChecks(t *testing.T) {
+	t.Parallel()
+	bin := buildExporter(t)
+	dir := t.TempDir()
+	certPEM, keyPEM, pool := selfSignedCert(t)
+	os.WriteFile(filepath.Join(dir, "server.crt"), certPEM, 0o600)
+	os.WriteFile(filepath.Join(dir, "server.key"), keyPEM, 0o600)
+	cfg := fmt.Sprintf("tls_server_config:\n  cert_file: %s\n  key_file: %s\nbasic_auth_users:\n  %s: %s\n",
+		filepath.Join(dir, "server.crt"), filepath.Join(dir, "server.key"), testUser, testHash)
+	cfgPath := filepath.Join(dir, "web-config.yml")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// The sockets, as systemd passes them: file descriptors 3 and 4,
+	// LISTEN_FDS, and LISTEN_PID the exporter's own (the shell's, which
+	// execs it).
+	var addrs []string
+	var files []*os.File
+	for range 2 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := l.(*net.TCPListener).File()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.Close()
+		t.Cleanup(func() { f.Close() })
+		addrs = append(addrs, l.Addr().String())
+		files = append(files, f)
+	}
+	e := exportertest.Command("exporter", "sh", "-c", `LISTEN_PID=$$ exec "$0" "$@"`, bin,
+		"--web.systemd-socket", "--web.config.file="+cfgPath)
+	e.Cmd.ExtraFiles = files
+	e.Cmd.Env = append(os.Environ(), "LISTEN_FDS=2")
+	e.Addr = addrs[0]
+	launch(t, e)
+
+	h1 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}}
+	// A connection each: the server closes one answered 401 or 429, and a
+	// keep-alive client would send its next request on it again.
+	once := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, DisableKeepAlives: true}}
+	h2 := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}, ForceAttemptHTTP2: true}}
+	get := func(client *http.Client, addr, password string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", "https://"+addr+"/metrics", nil)
+		if password != "" {
+			req.SetBasicAuth(testUser, password)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", addr, err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	for _, addr := range addrs {
+		if code, _ := get(once, addr, ""); code != http.StatusUnauthorized {
+			t.Errorf("%s without a password: %d", addr, code)
+		}
+		for _, client := range []*http.Client{h1, h2} {
+			if code, _ := get(client, addr, testPassword); code != 200 {
+				t.Errorf("%s with the password: %d", addr, code)
+			}
+		}
+	}
+	// The budget of this host's wrong passwords (10), spent on the first
+	// socket: the second answers 429 without a check.
+	for i := range 10 {
+		if code, _ := get(once, addrs[0], fmt.Sprint("wrong-", i)); code != http.StatusUnauthorized {
+			t.Errorf("wrong password %d: %d", i, code)
+		}
+	}
+	if code, _ := get(once, addrs[1], "wrong-10"); code != http.StatusTooManyRequests {
+		t.Errorf("a wrong password past the budget, on the other socket: %d", code)
+	}
+	code, body := get(h2, addrs[1], testPassword)
+	if code != 200 {
+		t.Fatalf("the password after the budget is spent: %d", code)
+	}
+	checks := map[string]float64{}
+	for _, result := range []string{"cached", "ok", "failed", "throttled", "busy"} {
+		checks[result] = passwordCheckCount(body, result)
+	}
+	// One check of the right password; the rest remembered (4 + this one).
+	if want := map[string]float64{"cached": 4, "ok": 1, "failed": 10, "throttled": 1, "busy": 0}; fmt.Sprint(checks) != fmt.Sprint(want) {
+		t.Errorf("password checks %v, want %v", checks, want)
+	}
 }

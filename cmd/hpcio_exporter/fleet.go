@@ -20,6 +20,7 @@ import (
 
 	"github.com/hpcio/hpcio_exporter/collector"
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
+	"github.com/hpcio/hpcio_exporter/internal/web/authgate"
 	"github.com/hpcio/hpcio_exporter/internal/web/handler"
 )
 
@@ -92,7 +93,7 @@ func (f fleetOptions) config() lustresim.FleetConfig {
 // them all (serveUntilStopped). The servers are shut down when the index
 // cannot be served. One guard keeps the connections of all: the open
 // files are the process's.
-func runFleet(opts serveOptions, logger *slog.Logger, sigs chan os.Signal, guard *connGuard, scrapes *handler.Scrapes) error {
+func runFleet(opts serveOptions, logger *slog.Logger, sigs chan os.Signal, guard *connGuard, gate *authgate.Gate, scrapes *handler.Scrapes) error {
 	host, port, err := fleetBase(opts.webConfig)
 	if err != nil {
 		return err
@@ -107,7 +108,7 @@ func runFleet(opts serveOptions, logger *slog.Logger, sigs chan os.Signal, guard
 	// The process's connections, on the index only: each server's own
 	// metrics would repeat them.
 	if !opts.disableExporterMetrics {
-		exporterMetrics.MustRegister(guard)
+		exporterMetrics.MustRegister(guard, gate)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(opts.metricsPath, handler.OnlyScrapeMethods(exporterOnly(exporterMetrics, opts, logger)))
@@ -122,7 +123,7 @@ func runFleet(opts serveOptions, logger *slog.Logger, sigs chan os.Signal, guard
 		servers.shutdown(logger)
 		return err
 	}
-	server := guard.server(mux)
+	server := guard.server(mux, gate)
 	all := []*http.Server{server}
 	for _, s := range servers {
 		all = append(all, s.http)
@@ -217,7 +218,9 @@ func startServer(srv lustresim.FleetServer, host string, port int, opts serveOpt
 	if err != nil {
 		return nil, nil, fmt.Errorf("simulated server %s: %w", srv.Name, err)
 	}
-	hs := guard.server(mux)
+	// Without the web configuration (served here, not by the toolkit):
+	// no password to check.
+	hs := guard.server(mux, nil)
 	hs.Addr = addr
 	s := &fleetServer{FleetServer: srv, port: port, http: hs}
 	go func() {

@@ -10,6 +10,7 @@ import (
 	"net/http/pprof"
 	"os"
 	"os/signal"
+	"runtime"
 	"strconv"
 	"sync"
 	"syscall"
@@ -29,6 +30,7 @@ import (
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lctl"
 	"github.com/hpcio/hpcio_exporter/internal/lustre/lustresim"
 	"github.com/hpcio/hpcio_exporter/internal/mechanism/toolrun"
+	"github.com/hpcio/hpcio_exporter/internal/web/authgate"
 	"github.com/hpcio/hpcio_exporter/internal/web/handler"
 )
 
@@ -39,8 +41,12 @@ func addServeFlags(serve *kingpin.CmdClause) (*serveOptions, *promslog.Config) {
 	opts.webConfig = webflag.AddFlags(serve, defaultAddress)
 	serve.Flag("web.telemetry-path", "Path under which to expose metrics.").Default("/metrics").StringVar(&opts.metricsPath)
 	serve.Flag("web.max-requests", "Maximum number of parallel scrape requests. Use 0 to disable.").Default("40").IntVar(&opts.maxRequests)
-	serve.Flag("web.max-connections", "Maximum number of open HTTP connections; at the cap, the connection idle the longest is closed to admit a new one (with none idle, the new one is closed). 0: the open-file limit less "+strconv.Itoa(reserveFiles)+" kept for lctl, drop directories and inotify.").
+	serve.Flag("web.max-connections", "Maximum number of open HTTP connections; at the cap, the connection the longest without a complete request (silent, or idle) is closed to admit a new one (with no other, the new one is closed). 0: the open-file limit less "+strconv.Itoa(reserveFiles)+" kept for lctl, drop directories and inotify.").
 		Default("0").IntVar(&opts.maxConnections)
+	serve.Flag("web.max-connections-per-address", "Maximum number of open HTTP connections from one source address (an IPv4 address, an IPv6 /64; every address of this host counts as one); past it, that address's connection the longest without a complete request is closed. 0: a quarter of --web.max-connections, at least 16.").
+		Default("0").IntVar(&opts.maxConnectionsPerAddr)
+	serve.Flag("web.max-password-checks", "Maximum number of basic auth password checks (bcrypt, --web.config.file's basic_auth_users) running at once; a request that needs one more is answered 429 at once. A right password is checked once, then remembered. 0: a quarter of the cores, at least 1.").
+		Default("0").IntVar(&opts.maxPasswordChecks)
 	serve.Flag("web.idle-timeout", "How long an idle keep-alive connection is kept open between requests: longer than the scrape interval, so that Prometheus keeps its connection.").
 		Default("90s").DurationVar(&opts.idleTimeout)
 	serve.Flag("web.disable-exporter-metrics", "Exclude metrics about the exporter itself (promhttp_*, process_*, go_*, hpcio_exporter_http_*).").BoolVar(&opts.disableExporterMetrics)
@@ -87,6 +93,8 @@ type serveOptions struct {
 	metricsPath            string
 	maxRequests            int
 	maxConnections         int
+	maxConnectionsPerAddr  int // --web.max-connections-per-address
+	maxPasswordChecks      int
 	idleTimeout            time.Duration
 	disableExporterMetrics bool
 	createdSamples         bool // --web.openmetrics-created-samples
@@ -101,6 +109,10 @@ func (opts *serveOptions) validateWeb() error {
 	switch {
 	case opts.maxConnections < 0:
 		return errors.New("--web.max-connections must not be negative (0: from the open-file limit)")
+	case opts.maxConnectionsPerAddr < 0:
+		return errors.New("--web.max-connections-per-address must not be negative (0: a quarter of --web.max-connections)")
+	case opts.maxPasswordChecks < 0:
+		return errors.New("--web.max-password-checks must not be negative (0: a quarter of the cores)")
 	case opts.idleTimeout <= 0:
 		return errors.New("--web.idle-timeout must be above zero")
 	}
@@ -126,9 +138,10 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 	logger.Info("starting "+exporterName, "version", version.Info())
 	logger.Info("build context", "build_context", version.BuildContext())
 	guard := newGuard(opts, logger)
+	gate := newGate(opts, logger)
 	scrapes := &handler.Scrapes{}
 	if opts.fleet.oss > 0 {
-		return runFleet(opts, logger, sigs, guard, scrapes) // fleet.go: a simulated site, one target per server
+		return runFleet(opts, logger, sigs, guard, gate, scrapes) // fleet.go: a simulated site, one target per server
 	}
 
 	if opts.demo {
@@ -152,7 +165,7 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 
 	exporterMetrics := newExporterMetrics(opts)
 	if !opts.disableExporterMetrics {
-		exporterMetrics.MustRegister(guard)
+		exporterMetrics.MustRegister(guard, gate)
 	}
 	mux := http.NewServeMux()
 	mux.Handle(opts.metricsPath, handler.New(registry, exporterMetrics, opts.handlerOptions(logger, scrapes, guard)))
@@ -174,7 +187,7 @@ func runServer(opts serveOptions, logger *slog.Logger) error {
 			json.NewEncoder(w).Encode(lustresim.Default().Coverage())
 		})
 	}
-	server := guard.server(mux)
+	server := guard.server(mux, gate)
 	return serveUntilStopped(logger, sigs, scrapes, []*http.Server{server}, func() error {
 		return web.ListenAndServe(server, opts.webConfig, logger)
 	})
@@ -201,8 +214,31 @@ func newGuard(opts serveOptions, logger *slog.Logger) *connGuard {
 		}
 		maxConns = opts.maxConnections
 	}
-	logger.Info("HTTP connections", "max_connections", maxConns, "open_file_limit", limit, "idle_timeout", opts.idleTimeout)
-	return newConnGuard(maxConns, opts.idleTimeout, logger)
+	perAddr := opts.maxConnectionsPerAddr
+	if perAddr == 0 {
+		perAddr = defaultMaxPerAddress(maxConns)
+	}
+	logger.Info("HTTP connections", "max_connections", maxConns, "max_connections_per_address", perAddr, "open_file_limit", limit, "idle_timeout", opts.idleTimeout)
+	return newConnGuard(maxConns, perAddr, opts.idleTimeout, logger)
+}
+
+// newGate returns the password checks of the web configuration's basic
+// auth, made before exporter-toolkit's (internal/web/authgate), with
+// --web.max-password-checks.
+func newGate(opts serveOptions, logger *slog.Logger) *authgate.Gate {
+	checks := opts.maxPasswordChecks
+	if checks == 0 {
+		checks = authgate.DefaultMaxChecks(runtime.GOMAXPROCS(0))
+	}
+	path := ""
+	if opts.webConfig != nil && opts.webConfig.WebConfigFile != nil {
+		path = *opts.webConfig.WebConfigFile
+	}
+	if path != "" {
+		logger.Info("basic auth password checks", "max_password_checks", checks,
+			"wrong_passwords_per_address", authgate.DefaultBurst, "then_one_every", authgate.DefaultRefill)
+	}
+	return authgate.New(authgate.Config{WebConfigFile: path, MaxChecks: checks, Logger: logger})
 }
 
 // serveUntilStopped runs serve, which serves servers until they are shut
