@@ -2,6 +2,7 @@ package collector
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -80,7 +81,7 @@ func sendJobSummaries(ch chan<- prometheus.Metric, v *jobstats.View) {
 			if h.Bytes {
 				desc = bytesDensityDesc
 			}
-			ch <- prometheus.MustNewConstHistogram(desc, h.Count, h.SumRate, buckets, t.Component, t.Target, h.Op)
+			ch <- histogram(desc, h.Count, h.SumRate, buckets, time.Time{}, densityBuckets(), t.Component, t.Target, h.Op)
 		}
 	}
 }

@@ -73,13 +73,13 @@ func sendBrwStats(ch chan<- prometheus.Metric, st *lctl.BrwStats, component, tar
 		if !known {
 			continue
 		}
+		e := classicOnly
+		if h.Kind.Log2() {
+			e = log2Buckets // native too where its bounds are powers of two
+		}
 		for _, op := range [...]string{"read", "write"} {
 			count, sum, buckets := brwBuckets(h, op == "write", spec.scale)
-			if createdAt.IsZero() {
-				ch <- prometheus.MustNewConstHistogram(spec.desc, count, sum, buckets, component, target, op)
-			} else {
-				ch <- prometheus.MustNewConstHistogramWithCreatedTimestamp(spec.desc, count, sum, buckets, createdAt, component, target, op)
-			}
+			ch <- histogram(spec.desc, count, sum, buckets, createdAt, e, component, target, op)
 		}
 	}
 }

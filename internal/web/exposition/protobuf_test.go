@@ -176,6 +176,12 @@ func TestProtoMatchesText(t *testing.T) {
 		// Rows 1, 2 and 4 of a linear histogram: powers of two, not native.
 		linear := prometheus.NewDesc("lustre_linear", "Linear.", nil, nil)
 		ms = append(ms, prometheus.MustNewConstHistogram(linear, 3, 7, map[float64]uint64{1: 1, 2: 2, 4: 3}))
+		both := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "lustre_both", Help: "Both.",
+			Buckets: []float64{1, 2, 4}, NativeHistogramBucketFactor: 1.1})
+		for _, v := range []float64{0.5, 1.5, 3, 5} {
+			both.Observe(v)
+		}
+		ms = append(ms, both)
 		streams := []Family{partsFamily(rows, 128), partsFamily(rows/10, 7)}
 		streams[1].Name = "lustre_job_read_bytes"
 		small := Family{Name: "lustre_job_things", Help: "Things.", Type: Gauge, Write: func(w *Writer) error {
@@ -192,7 +198,7 @@ func TestProtoMatchesText(t *testing.T) {
 		if err := WriteResponse(&text, expfmt.FmtText, gather(t, ms...), streams); err != nil {
 			t.Fatal(err)
 		}
-		if err := WriteResponse(&pb, expfmt.FmtProtoDelim, gather(t, ms...), streams, WithNativeHistograms(map[string]Exponential{"lustre_job_bytes_rate_density": {Base: 2, Gauge: true, ZeroBucket: true}})); err != nil {
+		if err := WriteResponse(&pb, expfmt.FmtProtoDelim, gather(t, ms...), streams, WithGaugeHistograms(map[string]bool{"lustre_job_bytes_rate_density": true})); err != nil {
 			t.Fatal(err)
 		}
 		parser := expfmt.NewTextParser(model.LegacyValidation)
@@ -238,149 +244,10 @@ func TestProtoMatchesText(t *testing.T) {
 				t.Errorf("rows %d: created timestamp %v, want 1700000001", rows, ct)
 			}
 		}
-		// The density of base 2 is native too, that of base 10 classic
-		// only; a histogram not named exponential stays classic.
-		for _, m := range got["lustre_job_bytes_rate_density"].Metric {
-			native := m.Histogram.Schema != nil
-			if op := m.Label[0].GetValue(); native != (op == "base2") {
-				t.Errorf("rows %d: %s native %v", rows, op, native)
-			}
-		}
-		for _, m := range got["lustre_linear"].Metric {
-			if m.Histogram.Schema != nil {
-				t.Errorf("rows %d: lustre_linear made native", rows)
-			}
-		}
-	}
-}
-
-// nativeBound is the upper bound of bucket idx of schema.
-func nativeBound(schema int32, idx int) float64 {
-	if schema >= 0 {
-		return math.Pow(2, math.Ldexp(float64(idx), -int(schema)))
-	}
-	return math.Ldexp(1, idx<<-schema)
-}
-
-// TestNativeDensity: the rate density of each base maps to the schema
-// whose bounds are the base's powers (or stays classic), and at each
-// classic bound the native cumulative count is the classic one, so that
-// histogram_fraction agrees with the buckets there.
-func TestNativeDensity(t *testing.T) {
-	// 8 = 2³: schema 0, every third bucket used.
-	schemas := map[int]int32{2: 0, 4: -1, 8: 0, 16: -2, 256: -3, 65536: -4}
-	for _, zero := range []bool{true, false} {
-		for _, base := range []int{2, 3, 4, 8, 10, 16, 256, 65536} {
-			rs := rates(2000, uint64(base))
-			h := gather(t, density(base, rs))[0].Metric[0].Histogram
-			addNative(h, Exponential{Base: float64(base), ZeroBucket: zero})
-			want, native := schemas[base]
-			if (h.Schema != nil) != native {
-				t.Errorf("base %d: native %v, want %v", base, h.Schema != nil, native)
-				continue
-			}
-			if !native {
-				continue
-			}
-			if h.GetSchema() != want {
-				t.Errorf("base %d: schema %d, want %d", base, h.GetSchema(), want)
-			}
-			if zero && h.GetZeroThreshold() != h.Bucket[0].GetUpperBound() {
-				t.Errorf("base %d: zero threshold %v, lowest bound %v", base, h.GetZeroThreshold(), h.Bucket[0].GetUpperBound())
-			}
-			if !zero && (h.GetZeroThreshold() != emptyZeroThreshold || h.GetZeroCount() != 0) {
-				t.Errorf("base %d: zero bucket %v ≤ %v", base, h.GetZeroCount(), h.GetZeroThreshold())
-			}
-			// The native buckets, expanded.
-			counts := map[int]uint64{}
-			idx, count := 0, int64(0)
-			d := 0
-			for _, s := range h.PositiveSpan {
-				idx += int(s.GetOffset())
-				for range s.GetLength() {
-					count += h.PositiveDelta[d]
-					d++
-					if count < 0 {
-						t.Fatalf("base %d: negative bucket count", base)
-					}
-					counts[idx] = uint64(count)
-					idx++
-				}
-			}
-			var total uint64 = h.GetZeroCount()
-			for _, c := range counts {
-				total += c
-			}
-			if total != h.GetSampleCount() || total != uint64(len(rs)) {
-				t.Errorf("base %d: native buckets hold %d, count %d", base, total, h.GetSampleCount())
-			}
-			for _, b := range h.Bucket {
-				cum := h.GetZeroCount()
-				for i, c := range counts {
-					if nativeBound(want, i) <= b.GetUpperBound() {
-						cum += c
-					}
-				}
-				if cum != b.GetCumulativeCount() {
-					t.Errorf("base %d: at %v native %d, classic %d", base, b.GetUpperBound(), cum, b.GetCumulativeCount())
-				}
-			}
-		}
-	}
-}
-
-// Histograms whose bounds are not all powers of the base's schema, or
-// that are already native, are left alone; brw_stats' sizes (4 KiB pages,
-// rows printed sparsely) are schema 0 whichever rows are printed.
-func TestNativeBounds(t *testing.T) {
-	hist := func(bounds ...float64) *dto.Histogram {
-		h := &dto.Histogram{SampleCount: proto.Uint64(uint64(len(bounds))), SampleSum: proto.Float64(1)}
-		for i, b := range bounds {
-			h.Bucket = append(h.Bucket, &dto.Bucket{UpperBound: proto.Float64(b), CumulativeCount: proto.Uint64(uint64(i + 1))})
-		}
-		return h
-	}
-	log2 := Exponential{Base: 2}
-	pages := hist(4096, 8192, 16384, 32768, 65536, 131072, 262144)
-	addNative(pages, log2)
-	if pages.Schema == nil || pages.GetSchema() != 0 || pages.GetZeroThreshold() != emptyZeroThreshold || pages.GetZeroCount() != 0 ||
-		len(pages.PositiveSpan) != 1 || pages.PositiveSpan[0].GetOffset() != 12 || pages.PositiveSpan[0].GetLength() != 7 {
-		t.Errorf("brw_stats RPC sizes: %v", pages)
-	}
-	// Rows 2^20, 2^22, 2^24: buckets 20, 22 and 24, the zero bucket as
-	// before (a lower row appearing later changes no threshold).
-	sparse := hist(1<<20, 1<<22, 1<<24)
-	addNative(sparse, log2)
-	if sparse.Schema == nil || sparse.GetSchema() != 0 || sparse.GetZeroThreshold() != emptyZeroThreshold || len(sparse.PositiveSpan) != 3 ||
-		sparse.PositiveSpan[0].GetOffset() != 20 || sparse.PositiveSpan[1].GetOffset() != 1 || sparse.PositiveSpan[2].GetOffset() != 1 {
-		t.Errorf("sparse brw_stats RPC sizes: %v", sparse)
-	}
-	for _, tc := range []struct {
-		h    *dto.Histogram
-		base float64
-	}{
-		{hist(0.001, 0.002, 0.004, 0.008), 2}, // brw_stats I/O times, in seconds
-		{hist(0, 1, 2, 4), 2},                 // a bound of 0
-		{hist(1, 2, 4), 10},
-		{hist(1, 2, 4), 4}, // 2 is no power of 4
-		{hist(4, 2), 2},
-		{hist(), 2}, // nothing counted, yet a sum
-	} {
-		before := proto.Clone(tc.h)
-		addNative(tc.h, Exponential{Base: tc.base})
-		if !proto.Equal(tc.h, before) {
-			t.Errorf("base %v, bounds %v made native: %v", tc.base, before, tc.h)
-		}
-	}
-	// Nothing observed (an MDT's brw_stats): an empty native histogram of
-	// the same schema, with or without the +Inf bucket.
-	for _, h := range []*dto.Histogram{
-		{SampleCount: proto.Uint64(0), SampleSum: proto.Float64(0)},
-		{SampleCount: proto.Uint64(0), SampleSum: proto.Float64(0), Bucket: []*dto.Bucket{{UpperBound: proto.Float64(math.Inf(1)), CumulativeCount: proto.Uint64(0)}}},
-	} {
-		addNative(h, log2)
-		if h.Schema == nil || h.GetSchema() != 0 || h.GetZeroThreshold() != emptyZeroThreshold || h.GetZeroCount() != 0 || len(h.PositiveSpan) != 0 {
-			t.Errorf("empty brw_stats histogram: %v", h)
+		// A histogram with native buckets beside its classic ones keeps
+		// both; the classic ones are all the text format has.
+		if h := got["lustre_both"].Metric[0].Histogram; h.GetSchema() != 3 || len(h.PositiveSpan) == 0 || len(h.Bucket) != 3 {
+			t.Errorf("rows %d: lustre_both %v", rows, h)
 		}
 	}
 }

@@ -16,9 +16,9 @@ var responseWriters = sync.Pool{New: func() any { return bufio.NewWriterSize(nil
 type Option func(*options)
 
 type options struct {
-	createdSamples bool
-	native         map[string]Exponential
-	proto          bool // NewWriter's protobuf, for tests; WriteResponse's comes from its format
+	createdSamples  bool
+	gaugeHistograms map[string]bool
+	proto           bool // NewWriter's protobuf, for tests; WriteResponse's comes from its format
 }
 
 // WithCreatedSamples writes each counter's creation time as a _created
@@ -28,34 +28,20 @@ type options struct {
 // package. The text format never carries them.
 func WithCreatedSamples() Option { return func(o *options) { o.createdSamples = true } }
 
-// Exponential describes a histogram family whose buckets are the powers of
-// Base.
-type Exponential struct {
-	Base float64
-	// Gauge: the histogram is a snapshot, not a count since a start
-	// (MetricType GAUGE_HISTOGRAM in protobuf, whose series Prometheus
-	// names as a histogram's); its counts may go down without a reset.
-	Gauge bool
-	// ZeroBucket: the lowest bucket holds the values near zero (below
-	// the lowest power of interest, zero included), and is the native
-	// zero bucket; else it is the native bucket of its bound (native.go).
-	ZeroBucket bool
-}
-
-// WithNativeHistograms gives the gathered histogram families whose buckets
-// are powers of a base: in protobuf, those whose base and bounds are
-// powers of two are native histograms too (native.go). Only the collector
-// knows: a linear histogram may happen to show powers of two alone.
-func WithNativeHistograms(families map[string]Exponential) Option {
-	return func(o *options) { o.native = families }
+// WithGaugeHistograms names the gathered histogram families that are
+// snapshots, not counts since a start: in protobuf their MetricType is
+// GAUGE_HISTOGRAM (whose series Prometheus names as a histogram's, and
+// whose counts may go down without a reset), which client_golang's
+// registry, typing every histogram a counter one, cannot give.
+func WithGaugeHistograms(families map[string]bool) Option {
+	return func(o *options) { o.gaugeHistograms = families }
 }
 
 // WriteResponse encodes the gathered families, then the streamed ones,
 // then the OpenMetrics end marker, in format (text 0.0.4, OpenMetrics or
 // delimited protobuf). In protobuf, the gathered histograms named by
-// WithNativeHistograms whose bounds are powers of two are native
-// histograms too (native.go), changed in place, and created timestamps are
-// fields.
+// WithGaugeHistograms are gauge histograms, changed in place, and created
+// timestamps are fields.
 // When out is a Gzip, the large parts of streamed families are compressed
 // on the goroutines that encode them; out is not closed.
 func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFamily, streams []Family, opt ...Option) error {
@@ -66,7 +52,13 @@ func WriteResponse(out io.Writer, format expfmt.Format, families []*dto.MetricFa
 	openMetrics := format.FormatType() == expfmt.TypeOpenMetrics
 	protobuf := format.FormatType() == expfmt.TypeProtoDelim
 	if protobuf {
-		addNativeFamilies(families, o.native)
+		// Gathered families are made afresh by each Gather: this
+		// changes no one else's.
+		for _, mf := range families {
+			if o.gaugeHistograms[mf.GetName()] && mf.GetType() == dto.MetricType_HISTOGRAM {
+				mf.Type = dto.MetricType_GAUGE_HISTOGRAM.Enum()
+			}
+		}
 	}
 	var opts []expfmt.EncoderOption
 	if openMetrics && o.createdSamples {

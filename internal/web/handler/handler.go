@@ -73,9 +73,9 @@ type metricsHandler struct {
 func New(registry *collector.Registry, exporterMetrics *prometheus.Registry, opts Options) http.Handler {
 	h := &metricsHandler{registry: registry, exporterMetrics: exporterMetrics, logger: opts.Logger,
 		timeout: opts.Timeout, scrapes: opts.Scrapes, onCut: opts.OnCut}
-	// In protobuf, the histograms whose buckets are powers of two are
-	// native histograms too; the collectors know which are exponential.
-	h.writeOptions = append(h.writeOptions, exposition.WithNativeHistograms(collector.ExponentialHistograms()))
+	// In protobuf, the rate densities are gauge histograms; only the
+	// collectors know which families are snapshots.
+	h.writeOptions = append(h.writeOptions, exposition.WithGaugeHistograms(collector.GaugeHistograms()))
 	if opts.CreatedSamples {
 		h.writeOptions = append(h.writeOptions, exposition.WithCreatedSamples())
 	}
